@@ -1,0 +1,82 @@
+"""``start()``: one agent process with one session — the convenience most programs want."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from .client import Client, connect
+from .errors import Busy
+from .model import Result
+from .permissions import PermissionCallback
+from .session import Prompt, Session, TurnStream
+from .tools import ToolSource
+
+
+class Agent:
+    """One mm process, one conversation. Calls continue it; one turn at a time."""
+
+    def __init__(self, client: Client, session: Session) -> None:
+        self.client = client
+        self.session = session
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    async def complete(self, prompt: Prompt) -> Result:
+        return await self.session.complete(prompt)
+
+    def stream(self, prompt: Prompt) -> TurnStream:
+        return self.session.stream(prompt)
+
+    async def cancel(self) -> None:
+        await self.session.cancel()
+
+    async def reset(self) -> None:
+        """A new session on the same process: the conversation starts over."""
+        if self.session.busy:
+            raise Busy("cannot reset while a turn runs")
+        old = self.session
+        self.session = await self.client.new_session(old.cwd)
+        self.client.forget(old)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+
+async def start(
+    config: str | os.PathLike[str] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    mm: str | None = None,
+    tools: ToolSource = (),
+    discovery: str = "meta",
+    on_permission: PermissionCallback | None = None,
+    on_stderr: Callable[[str], None] | None = None,
+    **options: Any,
+) -> Agent:
+    """Spawn ``<mm> -acp -config <config>`` in ``cwd``, then ``initialize`` and ``session/new``."""
+    client = await connect(
+        config,
+        cwd=cwd,
+        mm=mm,
+        tools=tools,
+        discovery=discovery,
+        on_permission=on_permission,
+        on_stderr=on_stderr,
+        **options,
+    )
+    try:
+        session = await client.new_session(client.cwd)
+    except BaseException:
+        await client.close()
+        raise
+    return Agent(client, session)

@@ -1,0 +1,85 @@
+"""The shapes that cross the library's boundary, declared once with msgspec."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+EventKind = Literal["text", "thinking", "tool_call", "tool_result", "plan", "done", "user"]
+
+
+class ToolCall(msgspec.Struct, kw_only=True):
+    """A tool call the agent reported (or asks permission for)."""
+
+    id: str
+    title: str = ""
+    kind: str = "other"
+    status: str | None = None
+    input: Any = None
+    content: list[Any] = msgspec.field(default_factory=list)
+
+
+class Event(msgspec.Struct, kw_only=True):
+    """One step of a streamed turn. Which fields are set depends on ``kind``."""
+
+    kind: EventKind
+    text: str = ""
+    call: ToolCall | None = None
+    status: str | None = None
+    output: str | None = None
+    entries: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    stop_reason: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+class Result(msgspec.Struct):
+    """A finished turn: the whole answer, why it stopped, and the tokens used (None if unsent)."""
+
+    text: str
+    stop_reason: str
+    usage: dict[str, Any] | None = None
+
+
+class PermissionOption(msgspec.Struct, kw_only=True):
+    option_id: str
+    name: str
+    kind: str
+
+
+class PermissionRequest(msgspec.Struct, kw_only=True):
+    """What ``on_permission`` receives: the call the agent wants to make and its options."""
+
+    session_id: str
+    tool_call: ToolCall
+    options: list[PermissionOption]
+
+
+class ToolRequest(msgspec.Struct, kw_only=True):
+    """What a client tool's handler receives."""
+
+    session_id: str
+    arguments: dict[str, Any]
+    cwd: str | None = None
+    tool: str = ""
+
+
+class ToolDescription(msgspec.Struct, omit_defaults=True):
+    """A tool as it travels to mm (the spec's "Tool description")."""
+
+    name: str
+    method: str
+    description: str | None = None
+    inputSchema: dict[str, Any] | None = None
+
+
+class TextBlock(msgspec.Struct):
+    text: str
+    type: str = "text"
+
+
+class ToolResult(msgspec.Struct):
+    """The content-list answer to a tool call (MCP's ``tools/call`` result shape)."""
+
+    content: list[TextBlock]
+    isError: bool = False

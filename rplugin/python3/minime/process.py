@@ -1,0 +1,132 @@
+"""The agent process: spawned in its own process group, stderr always drained, killed whole."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable, Sequence
+
+log = logging.getLogger("minime")
+
+STDOUT_LIMIT = 1 << 20
+STDERR_RING_LINES = 200
+STDERR_LINE_MAX = 4096
+
+
+class AgentProcess:
+    """A running agent. ``last_stderr_line`` feeds error messages; ``stderr_lines`` the log."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        argv: Sequence[str],
+        on_stderr: Callable[[str], None] | None,
+    ) -> None:
+        self.process = process
+        self.argv = list(argv)
+        self.pid = process.pid
+        self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_RING_LINES)
+        self._on_stderr = on_stderr
+        self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: dict[str, str] | None = None,
+        on_stderr: Callable[[str], None] | None = None,
+    ) -> AgentProcess:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group, so it can be ended whole
+            limit=STDOUT_LIMIT,
+        )
+        return cls(process, argv, on_stderr)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    @property
+    def last_stderr_line(self) -> str:
+        for line in reversed(self.stderr_lines):
+            if line.strip():
+                return line
+        return ""
+
+    def exit_text(self) -> str:
+        """``exit status N`` (or the signal), as the Go twin says it."""
+        code = self.process.returncode
+        if code is None:
+            return "still running"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"killed by signal {signal.Signals(-code).name}"
+        return f"exit status {code}"
+
+    async def _drain_stderr(self) -> None:
+        """Read stderr in chunks (never readline: one huge line must not stall the pipe)."""
+        stream = self.process.stderr
+        assert stream is not None
+        pending = b""
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > STDERR_LINE_MAX:
+                lines.append(pending)
+                pending = b""
+            for raw in lines:
+                self._emit(raw)
+        if pending:
+            self._emit(pending)
+
+    def _emit(self, raw: bytes) -> None:
+        line = raw[:STDERR_LINE_MAX].decode("utf-8", "replace").rstrip("\r")
+        self.stderr_lines.append(line)
+        if self._on_stderr is not None:
+            try:
+                self._on_stderr(line)
+            except Exception:
+                log.exception("on_stderr failed")
+
+    async def wait(self, timeout: float | None = None) -> int | None:
+        """The exit status once it has exited (stderr fully read), or None after ``timeout``."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self.process.wait()), timeout)
+        except TimeoutError:
+            return None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
+        return self.process.returncode
+
+    def kill_group(self, sig: int = signal.SIGKILL) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Close stdin, give it ``grace`` seconds, then kill the whole group."""
+        stdin = self.process.stdin
+        if stdin is not None and not stdin.is_closing():
+            with contextlib.suppress(Exception):
+                stdin.close()
+        if self.process.returncode is None:
+            await self.wait(grace)
+        # Children of the agent may outlive it: end the group in every case.
+        self.kill_group(signal.SIGKILL)
+        await self.wait(grace)
+        if not self._drain.done():
+            self._drain.cancel()

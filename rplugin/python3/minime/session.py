@@ -1,0 +1,246 @@
+"""One ACP session: its turns, streamed as events, cancelled on request."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import Busy, Error
+from .model import Event, Result
+from .updates import to_event
+
+if TYPE_CHECKING:
+    from .client import Client
+
+Prompt = str | list[dict[str, Any]]
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+class Turn:
+    """The state of one prompt: its queue of events, its end, and whether it was cancelled."""
+
+    def __init__(self, prompt: Prompt) -> None:
+        self.prompt = prompt
+        self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
+        self.parts: list[str] = []
+        self.ended = asyncio.Event()
+        self.request: asyncio.Task[None] | None = None
+        self.cancel_sent = False
+        self.abandoned = False
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def push(self, event: Event) -> None:
+        if self.ended.is_set():
+            return
+        if event.kind == "text":
+            self.parts.append(event.text)
+        self.queue.put_nowait(event)
+
+    def finish(self, stop_reason: str, usage: dict[str, Any] | None) -> None:
+        if self.ended.is_set():
+            return
+        text = "".join(self.parts)
+        self.queue.put_nowait(Event(kind="done", stop_reason=stop_reason, usage=usage, text=text))
+        self._end()
+
+    def fail(self, error: BaseException) -> None:
+        if self.ended.is_set():
+            return
+        self.queue.put_nowait(error)
+        self._end()
+
+    def _end(self) -> None:
+        self.ended.set()
+        if self._deadline is not None:
+            self._deadline.cancel()
+        request = self.request
+        if request is not None and not request.done() and request is not asyncio.current_task():
+            request.cancel()
+
+    def arm_deadline(self, seconds: float, error: Error) -> None:
+        self._deadline = asyncio.get_running_loop().call_later(seconds, self.fail, error)
+
+
+class Session:
+    """A conversation on a :class:`~minime.client.Client`. One turn at a time."""
+
+    def __init__(self, client: Client, session_id: str, cwd: str) -> None:
+        self.client = client
+        self.session_id = session_id
+        self.cwd = cwd
+        self.pending_permissions: set[asyncio.Future[Any]] = set()
+        self.on_update: Callable[[Event], None] | None = None
+        self._turn: Turn | None = None
+        self._ending: Turn | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None and not self._turn.abandoned
+
+    # -- updates from the agent ------------------------------------------------------
+
+    def on_acp_update(self, update: Any) -> None:
+        event = to_event(update)
+        if event is None:
+            return
+        turn = self._turn
+        if turn is not None and turn.request is not None:
+            turn.push(event)
+        elif self.on_update is not None:
+            self.on_update(event)
+
+    def fail_turn(self, error: BaseException) -> None:
+        for turn in (self._turn, self._ending):
+            if turn is not None:
+                turn.fail(error)
+        for task in list(self.pending_permissions):
+            task.cancel()
+
+    # -- turns --------------------------------------------------------------------------
+
+    def stream(self, prompt: Prompt) -> TurnStream:
+        """The turn as events; the last one is ``done``. Leaving the loop early cancels it."""
+        if self.busy:
+            raise Busy()
+        if self._turn is not None:  # abandoned, still ending: the next turn waits for it
+            self._ending = self._turn
+        turn = Turn(prompt)
+        self._turn = turn
+        return TurnStream(self, turn)
+
+    async def complete(self, prompt: Prompt) -> Result:
+        """One whole turn. Cancelling the awaiting task cancels the turn, then re-raises."""
+        stream = self.stream(prompt)
+        try:
+            async for event in stream:
+                if event.kind == "done":
+                    return Result(event.text, event.stop_reason or "", event.usage)
+        finally:
+            await stream.aclose()
+        raise Error("the turn ended without an answer")  # pragma: no cover - stream always ends
+
+    async def cancel(self) -> None:
+        """Send ``session/cancel``; the turn ends ``cancelled`` with the text so far."""
+        turn = self._turn
+        if turn is None or turn.ended.is_set() or turn.cancel_sent:
+            return
+        turn.cancel_sent = True
+        for task in list(self.pending_permissions):
+            task.cancel()
+        if turn.request is None:  # never sent: nothing to tell the agent
+            turn.finish("cancelled", None)
+            return
+        bound = self.client.cancel_timeout
+        turn.arm_deadline(
+            bound,
+            Error(f"the agent did not end the turn within {bound:g} s of session/cancel"),
+        )
+        with contextlib.suppress(Exception):
+            await self.client._conn.cancel(session_id=self.session_id)
+
+    async def _begin(self, turn: Turn) -> None:
+        ending = self._ending
+        if ending is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ending.ended.wait(), self.client.cancel_timeout + 1)
+            self._ending = None
+        if turn.ended.is_set():  # cancelled before it was sent
+            return
+        if not self.client.alive:
+            turn.fail(self.client.death or Error("the agent connection is closed"))
+            return
+        turn.request = asyncio.get_running_loop().create_task(self._send(turn))
+
+    async def _send(self, turn: Turn) -> None:
+        from acp import text_block
+
+        prompt = turn.prompt
+        blocks: list[Any] = [text_block(prompt)] if isinstance(prompt, str) else list(prompt)
+        try:
+            response = await self.client._conn.prompt(session_id=self.session_id, prompt=blocks)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if isinstance(exc, ConnectionError) or not self.client.alive:
+                turn.fail(await self.client.death_or(exc))
+            else:
+                turn.fail(self.client.failure(exc))
+            return
+        usage = None
+        if response.usage is not None:
+            usage = response.usage.model_dump(mode="json", exclude_none=True)
+        turn.finish(response.stop_reason, usage)
+
+    def _release(self, turn: Turn) -> None:
+        if self._turn is turn and turn.ended.is_set():
+            self._turn = None
+        if self._ending is turn and turn.ended.is_set():
+            self._ending = None
+
+
+class TurnStream:
+    """Async iterator over one turn's events (see :meth:`Session.stream`)."""
+
+    def __init__(self, session: Session, turn: Turn) -> None:
+        self._session = session
+        self._turn = turn
+        self._started = False
+        self._finished = False
+
+    def __aiter__(self) -> TurnStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._finished:
+            raise StopAsyncIteration
+        turn = self._turn
+        try:
+            if not self._started:
+                self._started = True
+                await self._session._begin(turn)
+            item = await turn.queue.get()
+        except asyncio.CancelledError:
+            await self._abandon(wait=True)
+            raise
+        if isinstance(item, BaseException):
+            self._close()
+            raise item
+        if item.kind == "done":
+            self._close()
+        return item
+
+    def _close(self) -> None:
+        self._finished = True
+        self._session._release(self._turn)
+
+    async def _abandon(self, wait: bool) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        turn = self._turn
+        turn.abandoned = True
+        await self._session.cancel()
+        if wait:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.shield(turn.ended.wait()), self._session.client.cancel_timeout + 1
+                )
+        if turn.ended.is_set():
+            self._session._release(turn)
+        # Otherwise the next turn waits for it to end (Session.stream keeps it as _ending).
+
+    async def aclose(self) -> None:
+        """End the turn if it still runs (sends ``session/cancel``) and wait for its end."""
+        await self._abandon(wait=True)
+
+    def __del__(self) -> None:
+        if self._finished:
+            return
+        turn = self._turn
+        turn.abandoned = True
+        with contextlib.suppress(RuntimeError):  # no loop any more: nothing left to cancel
+            task = asyncio.get_running_loop().create_task(self._session.cancel())
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
