@@ -213,7 +213,8 @@ class Client:
             except Error:
                 raise
             except Exception as exc:
-                if self.process.returncode is None:
+                # A closed connection usually means the agent is exiting: let its status speak.
+                if await self.process.wait(2.0 if isinstance(exc, ConnectionError) else 0) is None:
                     raise Error(f"{what} failed: {_describe(exc)}{self._stderr_hint()}") from None
         step.cancel()
         if self.process.returncode is not None or exited in done:

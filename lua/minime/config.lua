@@ -1,0 +1,107 @@
+---@mod minime.config Options and their defaults (see :h minime-config).
+local M = {}
+
+---@class minime.Config
+M.defaults = {
+  -- The mm binary. nil: $MM_BIN, then `mm` on PATH; when none is found, the bundled
+  -- offline demo agent is used (and labelled as such).
+  mm = nil,
+  -- The agent file: a path, or function(cwd) returning one. nil: the first of
+  -- <cwd>/agent.yaml, <cwd>/.mm/agent.yaml, stdpath("config")/minime/agent.yaml.
+  config = nil,
+  -- Client-tool discovery. nil: what the agent file names (acp.clientTools.discovery),
+  -- else mm's default, "meta". An explicit value that conflicts with the file is a warning.
+  discovery = nil,
+  -- Python for the host. nil: the plugin's own venv if present, else
+  -- g:python3_host_prog, else python3.
+  python = nil,
+  -- "job": the Lua layer starts `python -m minime` (default). "rplugin": Neovim's python3
+  -- host after :UpdateRemotePlugins.
+  host = "job",
+  -- Any ACP agent instead of mm: { cmd = { "node", "agent.js" }, env = { KEY = "v" } }.
+  agent = nil,
+  window = { width = 0.8, height = 0.6, border = "rounded", focus = false },
+  permission = { focus = true, timeout = nil },
+  -- Answered without a float: { { pattern = "client: *", decision = "allow" } } (title glob).
+  permission_rules = {},
+  -- Your own tools: { { name, description, input_schema, handler = function(args, ctx) end } }
+  tools = {},
+  -- Built-in tools to disable: a list of names, or function(cwd) returning one.
+  disabled_tools = {},
+  -- Buffers the tools never expose (globs on the file name and the cwd-relative path).
+  -- nil: require("minime.tools.scope").DEFAULT_DENY (.env, *.pem, *.key, id_rsa*, …).
+  deny = nil,
+  -- Bounds of one read_buffer result, and of one line in it.
+  max_lines = 2000,
+  max_bytes = 100000,
+  max_line_bytes = 2000,
+}
+
+---@type minime.Config
+M.options = vim.deepcopy(M.defaults)
+
+---@param opts? table
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  return M.options
+end
+
+--- The plugin's root directory (the one holding lua/ and rplugin/).
+function M.root()
+  local source = debug.getinfo(1, "S").source:sub(2)
+  return vim.fn.fnamemodify(source, ":p:h:h:h")
+end
+
+--- The agent file for `cwd`, or nil.
+---@param cwd string
+function M.agent_file(cwd)
+  local config = M.options.config
+  if type(config) == "function" then
+    config = config(cwd)
+  end
+  if config then
+    return vim.fn.fnamemodify(vim.fn.expand(config), ":p")
+  end
+  for _, candidate in ipairs({
+    cwd .. "/agent.yaml",
+    cwd .. "/.mm/agent.yaml",
+    vim.fn.stdpath("config") .. "/minime/agent.yaml",
+  }) do
+    if vim.uv.fs_stat(candidate) then
+      return candidate
+    end
+  end
+  return nil
+end
+
+--- The mm binary, or nil when none is found.
+function M.mm()
+  local mm = M.options.mm or vim.env.MM_BIN or "mm"
+  local found = vim.fn.exepath(vim.fn.expand(mm))
+  return found ~= "" and found or nil
+end
+
+--- The editor tools' context for `cwd` (sent with each ask).
+---@param cwd string
+function M.tool_ctx(cwd)
+  local o = M.options
+  local disabled = o.disabled_tools
+  if type(disabled) == "function" then
+    disabled = disabled(cwd)
+  end
+  return {
+    deny = o.deny,
+    max_lines = o.max_lines,
+    max_bytes = o.max_bytes,
+    max_line_bytes = o.max_line_bytes,
+    disabled = disabled or {},
+  }
+end
+
+--- The bundled offline demo agent: its command and agent file.
+function M.demo()
+  local root = M.root()
+  return root .. "/demo/mm", root .. "/demo/agent.yaml"
+end
+
+return M

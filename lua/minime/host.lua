@@ -1,0 +1,132 @@
+---@mod minime.host Starts the Python host and talks to it (notifications only: Lua never waits).
+local config = require("minime.config")
+
+local M = {}
+M.chan = nil ---@type integer?
+M.stderr = {} ---@type string[] the host's own stderr (tracebacks land here, for :MiniMeLog)
+M.agents = {} ---@type table<integer, boolean> agent process-group ids, ended on VimLeavePre
+local said_dead = false
+
+--- The interpreter for the host.
+function M.python()
+  local opt = config.options.python
+  if opt then
+    return vim.fn.expand(opt)
+  end
+  local root = config.root()
+  for _, candidate in ipairs({
+    root .. "/.venv/bin/python",
+    vim.fn.stdpath("data") .. "/minime/venv/bin/python",
+  }) do
+    if vim.fn.executable(candidate) == 1 then
+      return candidate
+    end
+  end
+  local prog = vim.g.python3_host_prog
+  if prog and prog ~= "" then
+    return vim.fn.expand(prog)
+  end
+  return "python3"
+end
+
+local function push_stderr(data)
+  for _, line in ipairs(data or {}) do
+    if line ~= "" then
+      table.insert(M.stderr, line)
+      if #M.stderr > 500 then
+        table.remove(M.stderr, 1)
+      end
+    end
+  end
+end
+
+function M.start()
+  if M.chan then
+    return M.chan
+  end
+  local root = config.root()
+  local pythonpath = root .. "/rplugin/python3"
+  if vim.env.PYTHONPATH and vim.env.PYTHONPATH ~= "" then
+    pythonpath = pythonpath .. ":" .. vim.env.PYTHONPATH
+  end
+  local python = M.python()
+  local ok, chan = pcall(vim.fn.jobstart, { python, "-m", "minime" }, {
+    rpc = true,
+    env = { PYTHONPATH = pythonpath },
+    on_stderr = function(_, data)
+      push_stderr(data)
+    end,
+    on_exit = function(_, code)
+      M.chan = nil
+      if not M.stopping and not said_dead then
+        said_dead = true
+        local last = M.stderr[#M.stderr] or ""
+        vim.schedule(function()
+          vim.notify(
+            ("minime: the Python host stopped (exit %d%s); the next ask starts it again"):format(
+              code,
+              last ~= "" and (": " .. last) or ""
+            ),
+            vim.log.levels.WARN
+          )
+        end)
+      end
+      M.stopping = false
+    end,
+  })
+  if not ok or chan <= 0 then
+    error(("cannot start the Python host with %s (set `python` in setup)"):format(python), 0)
+  end
+  M.chan = chan
+  said_dead = false
+  M.send_setup()
+  return chan
+end
+
+--- What the host needs of the options (no Lua functions cross).
+function M.send_setup()
+  local o = config.options
+  local ok, specs = pcall(function()
+    return require("minime.tools").user_tool_specs()
+  end)
+  local tools = ok and specs or {}
+  M.notify("setup", {
+    permission_rules = o.permission_rules,
+    permission_timeout = o.permission and o.permission.timeout or vim.NIL,
+    user_tools = tools,
+  })
+end
+
+---@param op string
+---@param payload table
+function M.notify(op, payload)
+  if config.options.host == "rplugin" then
+    -- The manifest defines MiniMeNotify on first call (a FuncUndefined autocmd).
+    if vim.fn.exists("*MiniMeNotify") == 0 and vim.fn.exists("#FuncUndefined#MiniMeNotify") == 0 then
+      error("the rplugin host is not registered: run :UpdateRemotePlugins and restart", 0)
+    end
+    if not M.rplugin_ready then
+      M.rplugin_ready = true
+      M.send_setup()
+    end
+    vim.fn.MiniMeNotify(op, payload)
+    return
+  end
+  local chan = M.chan or M.start()
+  vim.rpcnotify(chan, "minime", op, payload)
+end
+
+--- End every agent's process group and the host: nothing of ours outlives the editor.
+function M.shutdown()
+  for pid in pairs(M.agents) do
+    pcall(vim.uv.kill, -pid, "sigkill")
+  end
+  M.agents = {}
+  if M.chan then
+    M.stopping = true
+    pcall(vim.fn.jobstop, M.chan)
+    M.chan = nil
+  end
+end
+
+return M

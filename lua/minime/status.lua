@@ -1,0 +1,57 @@
+--- Statusline piece: a spinner while a minime turn runs, '' otherwise.
+---
+--- In 'statusline':  %{%v:lua.require'minime.status'.statusline()%}
+--- In lualine:       sections = { lualine_x = { require('minime.status').statusline } }
+local M = {}
+
+local uv = vim.uv
+
+M.frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
+--- Milliseconds between redraws while a turn runs.
+M.interval = 100
+
+---@type uv.uv_timer_t?
+local timer
+
+local function running()
+  return require('minime.ui.turn').running_count()
+end
+
+--- The statusline text: '' when no turn runs, else a spinner frame and "minime".
+---@return string
+function M.statusline()
+  local n = running()
+  if n == 0 then
+    return ''
+  end
+  -- The frame follows the clock, so every window's statusline shows the same one.
+  local frame = M.frames[math.floor(uv.hrtime() / (M.interval * 1e6)) % #M.frames + 1]
+  return n > 1 and ('%s minime (%d)'):format(frame, n) or frame .. ' minime'
+end
+
+local function redraw()
+  pcall(vim.cmd, 'redrawstatus!')
+end
+
+--- Start or stop the redraw timer to match the running turns (turn.lua calls it).
+function M.refresh()
+  if running() > 0 then
+    if not timer then
+      timer = assert(uv.new_timer())
+      timer:start(M.interval, M.interval, vim.schedule_wrap(redraw))
+    end
+  elseif timer then
+    timer:stop()
+    timer:close()
+    timer = nil
+  end
+  redraw()
+end
+
+--- Whether the redraw timer runs (for tests).
+---@return boolean
+function M.ticking()
+  return timer ~= nil
+end
+
+return M

@@ -1,0 +1,174 @@
+--- Editor tools lent to the agent (the model sees `client_<name>`), run by the Python host with
+--- one exec_lua per call:
+---
+---   require("minime.tools").call(name, args, ctx)
+---     -> { ok = true, value = <table or string> } | { ok = false, error = "<message>" }
+---
+--- `ctx` = { cwd = string, deny = string[]|nil, max_lines = n|nil, max_bytes = n|nil,
+---           max_line_bytes = n|nil, selection = table|nil } (see scope.lua, text.lua,
+--- selection.lua). Built-in tools return tables that the host encodes as compact JSON; a user
+--- tool returns a string (sent as is) or a table (encoded). `call` never throws: a tool's
+--- `error({ message = ... }, 0)` becomes that message, and so does a user tool's
+--- `error("...")` (without its "file.lua:12: " prefix); any other error of a built-in tool is a
+--- bug and becomes a short "internal error", its traceback kept for whoever debugs it:
+---   :lua =require("minime.tools").last_error
+local M = {}
+
+--- The built-in tools, each in its own file. Their names are reserved.
+M.BUILTIN = { "open_buffers", "read_buffer", "selection", "diagnostics", "quickfix" }
+
+local builtin = {}
+for _, name in ipairs(M.BUILTIN) do
+  builtin[name] = true
+end
+
+local user_tools = {} -- name -> { name, description, input_schema, handler }
+local user_order = {}
+
+--- The traceback of the last unexpected error of a tool, for whoever debugs it.
+M.last_error = nil
+
+-- The name the model sees, as mm derives it (two names that give the same one collide).
+local function model_name(name)
+  return (("client_" .. name):gsub("[^%w]+", "_"):gsub("^_+", ""):gsub("_+$", ""))
+end
+
+local function internal_error(name)
+  return "internal error in the editor while running " .. name .. " (not caused by the arguments)"
+end
+
+local function message_of(err)
+  if type(err) == "table" and type(err.message) == "string" then
+    return err.message
+  end
+  return nil
+end
+
+--- Run tool `name`; never throws.
+---@return { ok: boolean, value?: any, error?: string }
+function M.call(name, args, ctx)
+  if type(ctx) ~= "table" then
+    ctx = {}
+  end
+  if args == vim.NIL then
+    args = nil
+  end
+  local fn, is_user
+  if type(name) == "string" and builtin[name] then
+    local loaded, mod = pcall(require, "minime.tools." .. name)
+    if not loaded then
+      M.last_error = tostring(mod)
+      return { ok = false, error = internal_error(name) }
+    end
+    fn = mod
+  elseif type(name) == "string" and user_tools[name] then
+    fn, is_user = user_tools[name].handler, true
+  else
+    return { ok = false, error = "unknown tool: " .. tostring(name) }
+  end
+  local ok, result = xpcall(function()
+    return fn(args or {}, ctx)
+  end, function(err)
+    if message_of(err) then
+      return err
+    end
+    M.last_error = debug.traceback(tostring(err), 2)
+    return err
+  end)
+  if not ok then
+    local message = message_of(result)
+    if message then
+      return { ok = false, error = message }
+    end
+    if is_user and type(result) == "string" then
+      -- A user's own error("...") is meant for the model; drop the "file.lua:12: " prefix.
+      return { ok = false, error = (result:gsub("^[^\n]-:%d+: ", "")) }
+    end
+    return { ok = false, error = internal_error(name) }
+  end
+  if is_user then
+    if result == nil or result == vim.NIL then
+      result = ""
+    elseif type(result) ~= "table" and type(result) ~= "string" then
+      result = tostring(result)
+    end
+  end
+  return { ok = true, value = result }
+end
+
+local function fix_schema(schema)
+  -- An empty Lua table crosses msgpack as an array; JSON Schema wants objects here.
+  if type(schema) ~= "table" then
+    return schema
+  end
+  local out = {}
+  for k, v in pairs(schema) do
+    if (k == "properties" or k == "items") and type(v) == "table" and next(v) == nil then
+      out[k] = vim.empty_dict()
+    elseif k == "properties" and type(v) == "table" then
+      local props = {}
+      for pk, pv in pairs(v) do
+        props[pk] = (type(pv) == "table" and next(pv) == nil) and vim.empty_dict() or fix_schema(pv)
+      end
+      out[k] = props
+    else
+      out[k] = type(v) == "table" and fix_schema(v) or v
+    end
+  end
+  return out
+end
+
+--- Replace the user tools with `list`, each { name, description?, input_schema?, handler }
+--- where `handler(args, ctx)` returns a string or a table. Throws on an invalid entry (this
+--- runs at setup, where the user reads the error).
+---@param list table[]
+function M.register_user_tools(list)
+  local tools, order, seen = {}, {}, {}
+  for _, name in ipairs(M.BUILTIN) do
+    seen[model_name(name)] = "the built-in tool " .. name
+  end
+  for i, tool in ipairs(list or {}) do
+    local where = string.format("minime: user tool %d", i)
+    if type(tool) ~= "table" then
+      error(where .. ": not a table", 2)
+    end
+    if type(tool.name) ~= "string" or not tool.name:find("%w") then
+      error(where .. ": name must be a string with a letter or digit", 2)
+    end
+    where = string.format("minime: user tool %q", tool.name)
+    local visible = model_name(tool.name)
+    if seen[visible] then
+      error(string.format("%s: its name %s is taken by %s", where, visible, seen[visible]), 2)
+    end
+    if type(tool.handler) ~= "function" then
+      error(where .. ": handler must be a function(args, ctx)", 2)
+    end
+    if tool.description ~= nil and type(tool.description) ~= "string" then
+      error(where .. ": description must be a string", 2)
+    end
+    local schema = tool.input_schema
+    if schema ~= nil and (type(schema) ~= "table" or (schema.type or "object") ~= "object") then
+      error(where .. ': input_schema must be a table with type = "object"', 2)
+    end
+    seen[visible] = "user tool " .. tool.name
+    tools[tool.name] = tool
+    order[#order + 1] = tool.name
+  end
+  user_tools, user_order = tools, order
+end
+
+--- Declarations of the user tools for the host: { { name, description, input_schema } }.
+function M.user_tool_specs()
+  local specs = {}
+  for _, name in ipairs(user_order) do
+    local tool = user_tools[name]
+    specs[#specs + 1] = {
+      name = name,
+      description = tool.description or vim.NIL,
+      input_schema = tool.input_schema and fix_schema(tool.input_schema) or vim.NIL,
+    }
+  end
+  return specs
+end
+
+return M

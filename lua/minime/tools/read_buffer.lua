@@ -1,0 +1,59 @@
+--- client_read_buffer { path, start_line?, end_line? }: the live text of an open file, unsaved
+--- edits included.
+--- -> { path, start_line, end_line, total_lines, modified, text }
+---
+--- Bounds: at most ctx.max_lines lines and ctx.max_bytes bytes, each line cut to
+--- ctx.max_line_bytes (the cut line ends with "[line cut: N bytes long]"). When the answer stops
+--- before the requested end, `end_line` is the last line actually returned and the text ends
+--- with one extra line, "[cut: ...]", saying which start_line to ask for next. The fields stay
+--- exactly the six above; the note sits in the text because that is what a small model reads.
+---
+--- Range: start_line defaults to 1 and must be within the buffer; end_line defaults to the end,
+--- may not be before start_line, and is clamped to the last line when it is past it.
+local args_mod = require("minime.tools.args")
+local scope_mod = require("minime.tools.scope")
+local text = require("minime.tools.text")
+
+local fail = args_mod.fail
+
+return function(args, ctx)
+  args = args_mod.table(args)
+  local path = args_mod.string(args, "path", true)
+  local first = args_mod.line(args, "start_line") or 1
+  local last = args_mod.line(args, "end_line")
+  if last and last < first then
+    fail(string.format("end_line (%d) is before start_line (%d)", last, first))
+  end
+  local scope = scope_mod.new(ctx)
+  local entry = scope:find(path)
+  if not entry then
+    fail(scope_mod.NOT_OPEN)
+  end
+  local limits = text.limits(ctx)
+  local got = text.read(entry, first, last or math.huge, limits)
+  local total = got.total
+  if first > total then
+    fail(string.format("start_line %d is past the end: %s has %d lines", first, entry.path, total))
+  end
+  local wanted_last = math.min(last or total, total)
+  local shown_last = first + #got.lines - 1
+  local body = table.concat(got.lines, "\n")
+  if shown_last < wanted_last then
+    body = body
+      .. string.format(
+        "\n[cut: lines %d-%d not shown (output limit);"
+          .. " call client_read_buffer with start_line=%d for more]",
+        shown_last + 1,
+        wanted_last,
+        shown_last + 1
+      )
+  end
+  return {
+    path = entry.path,
+    start_line = first,
+    end_line = shown_last,
+    total_lines = total,
+    modified = vim.bo[entry.buf].modified,
+    text = body,
+  }
+end

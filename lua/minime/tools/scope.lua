@@ -1,0 +1,289 @@
+--- What the agent may see: normal listed file buffers whose real path (symlinks and `..`
+--- resolved) lies under the session's working directory and matches no deny pattern. Nothing
+--- else is listed, read or named by any tool, not even in an error message.
+---
+---   local scope = require("minime.tools.scope").new(ctx)   -- ctx.cwd, ctx.deny
+---   scope:buffers()        -- in-scope entries { buf, path (relative, for the model), real }
+---   scope:find(arg_path)   -- the entry a path given by the model designates, or nil
+---   scope:file(name)       -- real, relative path of any file name when in scope, else nil
+local fail = require("minime.tools.args").fail
+local sanitize = require("minime.tools.text").sanitize
+
+local uv = vim.uv or vim.loop
+
+local M = {}
+
+--- Glob patterns of files never shown, matched (case-insensitively) against the basename and
+--- the path relative to the working directory. `ctx.deny` replaces this list; to extend it, a
+--- user config can pass `vim.list_extend(vim.deepcopy(DEFAULT_DENY), { ... })`.
+M.DEFAULT_DENY = {
+  ".env",
+  ".env.*",
+  "*.env",
+  ".envrc",
+  "*.pem",
+  "*.key",
+  "*.p12",
+  "*.pfx",
+  "*.jks",
+  "*.keystore",
+  "*.kdbx",
+  "id_rsa*",
+  "id_dsa*",
+  "id_ecdsa*",
+  "id_ed25519*",
+  ".netrc",
+  ".pgpass",
+  ".npmrc",
+  ".pypirc",
+  ".git-credentials",
+  "credentials",
+  "credentials.json",
+  "*.secret",
+  "*.tfvars",
+  "*.tfstate",
+  -- Whole directories of credentials, when the cwd is (or contains) a home directory.
+  "**/.ssh/**",
+  "**/.gnupg/**",
+  "**/.aws/**",
+  "**/.docker/config.json",
+  "**/.kube/config",
+}
+
+--- The message for any path the model names that is not an in-scope buffer: the same whether
+--- the file is out of scope, denied, not open, or does not exist.
+M.NOT_OPEN = "path is not a file open in the editor under the working directory;"
+  .. " call client_open_buffers for the list of open files and pass one of their paths"
+
+local function split(path)
+  local parts = {}
+  for part in path:gmatch("[^/]+") do
+    if part ~= "." then
+      parts[#parts + 1] = part
+    end
+  end
+  return parts
+end
+
+local function join(dir, rest)
+  if #rest == 0 then
+    return dir
+  end
+  return (dir == "/" and "" or dir) .. "/" .. table.concat(rest, "/")
+end
+
+--- The real absolute path of `path` (absolute): symlinks and `..` resolved by the system. For a
+--- file that does not exist yet (a new unsaved buffer), the nearest existing ancestor is
+--- resolved and the remaining names appended; a `..` among those remaining names, or a first
+--- remaining name that exists (a dangling symlink), cannot be placed safely and gives nil.
+---@param path string
+---@return string|nil
+function M.realpath(path)
+  if type(path) ~= "string" or path:sub(1, 1) ~= "/" then
+    return nil
+  end
+  local real = uv.fs_realpath(path)
+  if real then
+    return real
+  end
+  local parts = split(path)
+  for i = #parts - 1, 0, -1 do
+    local base = uv.fs_realpath("/" .. table.concat(parts, "/", 1, i))
+    if base then
+      local rest = { unpack(parts, i + 1) }
+      -- The first missing name exists after all: a dangling symlink (its target may be created
+      -- outside), a loop, or no permission. None of them is safe to place.
+      if uv.fs_lstat(join(base, { rest[1] })) then
+        return nil
+      end
+      for _, part in ipairs(rest) do
+        if part == ".." then
+          return nil
+        end
+      end
+      return join(base, rest)
+    end
+  end
+  return nil
+end
+
+-- deny list (joined) -> { lpeg = one pattern matching any of them | nil, literal = set }
+local compiled = {}
+
+local function compile(patterns)
+  local key = table.concat(patterns, "\0")
+  local c = compiled[key]
+  if c then
+    return c
+  end
+  c = { literal = {} }
+  for _, pattern in ipairs(patterns) do
+    if type(pattern) == "string" and pattern ~= "" then
+      local ok, lp = pcall(vim.glob.to_lpeg, pattern:lower())
+      if ok then
+        c.lpeg = c.lpeg and (c.lpeg + lp) or lp
+      else
+        -- A pattern that does not compile still denies what it spells literally (fail closed).
+        c.literal[pattern:lower()] = true
+      end
+    end
+  end
+  compiled[key] = c
+  return c
+end
+
+local function denied(patterns, names)
+  local c = compile(patterns)
+  for _, name in ipairs(names) do
+    name = name:lower()
+    if c.literal[name] or (c.lpeg and vim.lpeg.match(c.lpeg, name)) then
+      return true
+    end
+  end
+  return false
+end
+
+local Scope = {}
+Scope.__index = Scope
+
+--- A scope for one call. Fails (model-facing) when the working directory does not exist.
+---@param ctx table { cwd = string, deny = string[]|nil }
+function M.new(ctx)
+  local cwd = type(ctx) == "table" and ctx.cwd or nil
+  local root = type(cwd) == "string" and cwd:sub(1, 1) == "/" and uv.fs_realpath(cwd) or nil
+  if not root then
+    fail("the session's working directory is not available in the editor")
+  end
+  local deny = ctx.deny
+  if type(deny) ~= "table" then
+    deny = M.DEFAULT_DENY
+  end
+  return setmetatable({ root = root, cwd = cwd, deny = deny, by_buf = {} }, Scope)
+end
+
+--- The path of `real` relative to the root, or nil when it is not strictly under the root.
+function Scope:relative(real)
+  local root = self.root
+  if root == "/" then
+    return real ~= "/" and real:sub(2) or nil
+  end
+  if #real > #root + 1 and real:sub(1, #root + 1) == root .. "/" then
+    return real:sub(#root + 2)
+  end
+  return nil
+end
+
+--- Real path and relative path of the file called `name` (absolute) when it is in scope.
+---@return string|nil real, string|nil relative
+function Scope:file(name)
+  local real = M.realpath(name)
+  local rel = real and self:relative(real)
+  if not rel then
+    return nil
+  end
+  local stat = uv.fs_stat(real)
+  if stat and stat.type == "directory" then
+    return nil
+  end
+  -- Both the resolved names and the name the buffer shows: a symlink `.env -> conf/vars` is as
+  -- secret as its target.
+  if denied(self.deny, { vim.fs.basename(real), rel, vim.fs.basename(name) }) then
+    return nil
+  end
+  return real, rel
+end
+
+--- Whether `text` (a path as a user typed it: relative to cwd, absolute or `~/...`) names a
+--- place in scope. Used to keep outside paths out of free text we relay (quickfix titles).
+function Scope:names_inside(text)
+  if text:find("%z") then
+    return false
+  end
+  local path = text
+  if path:sub(1, 1) == "~" then
+    path = (uv.os_homedir() or "") .. path:sub(2)
+  elseif path:sub(1, 1) ~= "/" then
+    path = join(self.root, { path })
+  end
+  local real = M.realpath(path)
+  local rel = real and (real == self.root and "." or self:relative(real))
+  if not rel then
+    return false
+  end
+  return not denied(self.deny, { vim.fs.basename(real), rel, vim.fs.basename(text) })
+end
+
+--- The in-scope entry of buffer `buf`, or nil: a normal (buftype ""), listed buffer with a
+--- file name (not a `scheme://` name) in scope. `listed = false` skips the listed check (files
+--- a quickfix list names have buffers that are not listed).
+function Scope:buffer(buf, listed)
+  if type(buf) ~= "number" or not vim.api.nvim_buf_is_valid(buf) then
+    return nil
+  end
+  local opt = vim.api.nvim_get_option_value -- vim.bo[buf] costs ~5 times more, per buffer
+  if
+    opt("buftype", { buf = buf }) ~= ""
+    or (listed ~= false and not opt("buflisted", { buf = buf }))
+  then
+    return nil
+  end
+  local cached = self.by_buf[buf]
+  if cached ~= nil then
+    return cached or nil
+  end
+  local name = vim.api.nvim_buf_get_name(buf)
+  local real, rel
+  if name ~= "" and not name:match("^%a[%w+.-]*://") then
+    real, rel = self:file(name)
+  end
+  local entry = real and { buf = buf, real = real, path = sanitize(rel) } or false
+  self.by_buf[buf] = entry
+  return entry or nil
+end
+
+--- The in-scope buffers, in buffer number order.
+function Scope:buffers()
+  local list = {}
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local entry = self:buffer(buf)
+    if entry then
+      list[#list + 1] = entry
+    end
+  end
+  return list
+end
+
+--- The in-scope buffer the model means by `path` (relative to cwd or absolute, resolved the
+--- same way as buffer names; also the exact path string we showed), or nil.
+function Scope:find(path)
+  if type(path) ~= "string" or path == "" or path:find("%z") then
+    return nil
+  end
+  local abs = path:sub(1, 1) == "/" and path or join(self.root, { path })
+  local real = M.realpath(abs)
+  for _, entry in ipairs(self:buffers()) do
+    if entry.real == real or entry.path == path then
+      return entry
+    end
+  end
+  return nil
+end
+
+--- The file buffer the user is working in: the current window's buffer when it is a normal
+--- file buffer; else (the cursor is in a prompt or chat float) the previous window's one.
+---@return integer|nil
+function M.user_buffer()
+  local function file_buf(win)
+    if not win or win == 0 or not vim.api.nvim_win_is_valid(win) then
+      return nil
+    end
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.bo[buf].buftype == "" and vim.api.nvim_win_get_config(win).relative == "" then
+      return buf
+    end
+    return nil
+  end
+  return file_buf(vim.api.nvim_get_current_win()) or file_buf(vim.fn.win_getid(vim.fn.winnr("#")))
+end
+
+return M

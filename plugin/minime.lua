@@ -1,0 +1,38 @@
+-- minime.nvim: commands only. Nothing starts until the first ask.
+if vim.g.loaded_minime then
+  return
+end
+vim.g.loaded_minime = true
+
+local function cmd(name, fn, opts)
+  vim.api.nvim_create_user_command(name, fn, opts or {})
+end
+
+cmd("MiniMeAsk", function(o)
+  local range = o.range > 0 and { o.line1, o.line2 } or nil
+  require("minime").ask(o.args, range)
+end, { nargs = "*", range = true, desc = "Ask the mini-me agent" })
+cmd("MiniMeCancel", function()
+  require("minime").cancel()
+end, { desc = "Cancel the running turn" })
+cmd("MiniMeReset", function()
+  require("minime").reset()
+end, { desc = "Start a new conversation for this cwd" })
+cmd("MiniMeLog", function()
+  require("minime").log()
+end, { desc = "Show mm's stderr and minime's log" })
+cmd("MiniMeStop", function()
+  require("minime").stop()
+end, { desc = "Stop the agent" })
+cmd("MiniMeShow", function()
+  require("minime").show()
+end, { desc = "Reopen the last turn's float" })
+
+vim.api.nvim_create_autocmd("VimLeavePre", {
+  group = vim.api.nvim_create_augroup("minime", { clear = true }),
+  callback = function()
+    if package.loaded["minime.host"] then
+      require("minime.host").shutdown()
+    end
+  end,
+})

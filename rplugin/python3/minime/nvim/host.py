@@ -1,0 +1,418 @@
+"""The Neovim adapter: sessions keyed on cwd, turns rendered in Lua, permissions, tools.
+
+Lua sends notifications (``dispatch``) on pynvim's thread; each is handed to the ACP loop
+at once. The ACP loop talks back with ``nvim.async_call`` + async ``exec_lua`` — and, for
+the editor tools, a sync ``exec_lua`` run on pynvim's thread and awaited as a future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import itertools
+import logging
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from .. import permissions
+from ..client import Client, connect
+from ..errors import Error
+from ..model import PermissionRequest
+from ..session import Session
+from . import agentfile
+from .loop_thread import LoopThread
+from .render import Renderer, clean, to_lua
+
+log = logging.getLogger("minime")
+
+LOG_LINES = 2000
+
+
+class RingLog(logging.Handler):
+    """The plugin's own log, kept in memory for :MiniMeLog."""
+
+    def __init__(self, lines: collections.deque[str]) -> None:
+        super().__init__(logging.INFO)
+        self._lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        message = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            message += f" ({type(record.exc_info[1]).__name__}: {record.exc_info[1]})"
+        self._lines.append(f"{stamp} {record.levelname.lower()}: {message}")
+
+
+class Host:
+    def __init__(self, nvim: Any) -> None:
+        self.nvim = nvim
+        # demo/mm runs the offline demo agent with the host's own interpreter.
+        os.environ.setdefault("MINIME_PYTHON", sys.executable)
+        self.loop_thread = LoopThread()
+        self.options: dict[str, Any] = {}
+        self.clients: dict[tuple[Any, ...], Client] = {}
+        self.sessions: dict[str, Session] = {}
+        self.opening: dict[str, asyncio.Future[Session]] = {}
+        self.selections: dict[str, Any] = {}
+        self.tool_ctx: dict[str, dict[str, Any]] = {}
+        self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
+        self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
+        self._prompts: dict[int, concurrent.futures.Future[Any]] = {}
+        self._prompt_ids = itertools.count(1)
+        self._remembered: dict[tuple[str, str], str] = {}
+        self.renderer: Renderer | None = None
+        handler = RingLog(self.log_lines)
+        logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(logging.INFO)
+        self.loop_thread.call_soon(self._make_renderer)
+
+    def _make_renderer(self) -> None:
+        self.renderer = Renderer(self._send_batch)
+
+    # -- talking to Neovim (from the ACP loop) ----------------------------------------
+
+    def lua(self, code: str, *args: Any) -> None:
+        """Fire-and-forget Lua on pynvim's thread."""
+        self.nvim.async_call(lambda: self.nvim.exec_lua(code, *args, async_=True))
+
+    async def lua_call(self, code: str, *args: Any) -> Any:
+        """Lua whose answer the ACP loop needs (editor tools): awaited, never blocking pynvim."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def run() -> None:
+            if future.cancelled():
+                return
+            try:
+                future.set_result(self.nvim.exec_lua(code, *args))
+            except Exception as exc:  # surfaced to the tool call as its error
+                future.set_exception(exc)
+
+        self.nvim.async_call(run)
+        return await asyncio.wrap_future(future)
+
+    def _send_batch(self, key: str, batch: list[dict[str, Any]]) -> None:
+        self.lua("require('minime.ui.turn').apply(...)", key, batch)
+
+    def render(self, key: str, item: dict[str, Any]) -> None:
+        assert self.renderer is not None
+        self.renderer.push(key, item)
+
+    def notify_user(self, message: str, level: str = "error") -> None:
+        self.lua("require('minime').notify(...)", clean(message), level)
+
+    # -- notifications from Lua (on pynvim's thread) --------------------------------
+
+    def dispatch(self, op: str, payload: Any) -> None:
+        payload = payload if isinstance(payload, dict) else {}
+        if op == "permission_answer":
+            future = self._prompts.get(int(payload.get("id", 0)))
+            if future is not None and not future.done():
+                self.loop_thread.call_soon(_settle, future, payload.get("option_id"))
+            return
+        if op == "log":
+            self.show_log()
+            return
+        handler = getattr(self, f"op_{op}", None)
+        if handler is None:
+            log.warning("unknown request from Lua: %s", op)
+            return
+        self.loop_thread.submit(self._guard(op, handler(payload)))
+
+    async def _guard(self, op: str, coro: Any) -> None:
+        try:
+            await coro
+        except Exception as exc:
+            log.exception("%s failed", op)
+            self.notify_user(f"minime: {op} failed: {exc}")
+
+    def show_log(self) -> None:
+        lines = ["# minime log", *self.log_lines, "", "# agent stderr", *self.stderr_lines]
+        self.nvim.exec_lua("require('minime').show_log(...)", [clean(x) for x in lines])
+
+    # -- operations (on the ACP loop) --------------------------------------------------
+
+    async def op_setup(self, payload: dict[str, Any]) -> None:
+        self.options = payload
+
+    async def op_ask(self, payload: dict[str, Any]) -> None:
+        cwd = os.path.realpath(payload["cwd"])
+        prompt = payload.get("prompt") or ""
+        # The selection in force for this ask (a range given to :MiniMeAsk), else none: the
+        # selection tool then reads the last visual selection.
+        self.selections[cwd] = payload.get("selection")
+        if isinstance(payload.get("tool_ctx"), dict):
+            self.tool_ctx[cwd] = payload["tool_ctx"]
+        session = self.sessions.get(cwd)
+        if session is not None and session.busy:
+            self.notify_user(
+                f"minime: a turn is already running in {cwd} — :MiniMeCancel stops it", "warn"
+            )
+            return
+        self.render(cwd, {"kind": "begin", "prompt": clean(prompt), "cwd": cwd, "session_id": ""})
+        if session is None or not session.client.alive:
+            self.render(cwd, {"kind": "notice", "text": "starting the agent…"})
+        try:
+            session = await self._session_for(cwd, payload)
+        except Error as exc:
+            self._fail(cwd, str(exc))
+            return
+        await self._run_turn(session, cwd, payload.get("context") or prompt)
+
+    async def _run_turn(self, session: Session, cwd: str, prompt: str) -> None:
+        try:
+            async for event in session.stream(prompt):
+                item = to_lua(event)
+                if event.kind == "done":
+                    item["session_id"] = session.session_id
+                    item["cwd"] = cwd
+                self.render(cwd, item)
+        except Error as exc:
+            self._fail(cwd, str(exc), session.session_id)
+            if not session.client.alive:
+                self._drop_client(session.client)
+
+    def _fail(self, cwd: str, message: str, session_id: str = "") -> None:
+        self.render(
+            cwd,
+            {
+                "kind": "done",
+                "stop_reason": "error",
+                "error": clean(message),
+                "cwd": cwd,
+                "session_id": session_id,
+            },
+        )
+
+    async def op_cancel(self, payload: dict[str, Any]) -> None:
+        session = self.sessions.get(os.path.realpath(payload.get("cwd") or os.getcwd()))
+        if session is not None:
+            await session.cancel()
+
+    async def op_reset(self, payload: dict[str, Any]) -> None:
+        cwd = os.path.realpath(payload.get("cwd") or os.getcwd())
+        session = self.sessions.pop(cwd, None)
+        if session is not None:
+            if session.busy:
+                await session.cancel()
+            session.client.forget(session)
+        self.notify_user(f"minime: new conversation for {cwd}", "info")
+
+    async def op_stop(self, payload: dict[str, Any]) -> None:
+        clients = list(self.clients.values())
+        self.clients.clear()
+        self.sessions.clear()
+        for client in clients:
+            await client.close(grace=2.0)
+        if not payload.get("quiet"):
+            self.notify_user("minime: agent stopped", "info")
+
+    # -- sessions keyed on cwd -----------------------------------------------------------
+
+    async def _session_for(self, cwd: str, payload: dict[str, Any]) -> Session:
+        session = self.sessions.get(cwd)
+        if session is not None and session.client.alive:
+            return session
+        pending = self.opening.get(cwd)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
+        self.opening[cwd] = future
+        try:
+            client = await self._client_for(payload)
+            session = await client.new_session(cwd)
+            self.sessions[cwd] = session
+            log.info("session %s for %s", session.session_id, cwd)
+            future.set_result(session)
+            return session
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: a waiting ask reports it itself
+            raise
+        finally:
+            self.opening.pop(cwd, None)
+
+    def _agent_argv(self, payload: dict[str, Any]) -> tuple[list[str] | None, str | None, str]:
+        """(command, config, discovery) for this ask, with the agent file's word on discovery."""
+        command = payload.get("agent_cmd") or None
+        config = payload.get("config") or None
+        wanted = payload.get("discovery")
+        if command:
+            return list(command), None, wanted or "meta"
+        if not config:
+            raise Error(
+                "no agent file found: set `config` in require('minime').setup{} "
+                "(see :h minime-config)"
+            )
+        try:
+            named = agentfile.discovery_mode(config)
+        except FileNotFoundError:
+            raise Error(f"agent file not found: {config}") from None
+        except Exception as exc:
+            raise Error(f"cannot read the agent file {config}: {exc}") from None
+        mode = named or "meta"
+        if wanted and wanted != mode:
+            log.warning(
+                "discovery %r ignored: the agent file %s uses %r (acp.clientTools.discovery)",
+                wanted,
+                config,
+                mode,
+            )
+            self.notify_user(
+                f"minime: discovery = {wanted!r} conflicts with the agent file ({mode!r}); "
+                f"using {mode!r}",
+                "warn",
+            )
+        else:
+            log.info("discovery %s (from %s)", mode, "the agent file" if named else "mm's default")
+        return None, config, mode
+
+    async def _client_for(self, payload: dict[str, Any]) -> Client:
+        command, config, discovery = self._agent_argv(payload)
+        mm = payload.get("mm") or None
+        key = (tuple(command or ()), config, mm, discovery)
+        client = self.clients.get(key)
+        if client is not None and client.alive:
+            return client
+        source = self._tool_source(discovery)
+        client = await connect(
+            config,
+            mm=mm,
+            command=command,
+            env=payload.get("agent_env") or None,
+            tools=source,
+            discovery=discovery,
+            on_permission=self.ask_permission,
+            on_stderr=self._on_stderr,
+            cwd=os.path.realpath(payload["cwd"]),
+        )
+        self.clients[key] = client
+        assert client.process is not None
+        self.lua("require('minime').track_agent(...)", client.process.pid)
+        log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
+        return client
+
+    # -- editor tools -------------------------------------------------------------------
+
+    def _tool_source(self, discovery: str) -> Any:
+        """The editor tools (request mode: per session, for its cwd; meta: one list)."""
+        from .editor_tools import editor_tools
+
+        async def call_lua(name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
+            return await self.lua_call("return require('minime.tools').call(...)", name, args, ctx)
+
+        def ctx_for(_session_id: str, cwd: str | None) -> dict[str, Any]:
+            key = os.path.realpath(cwd) if cwd else ""
+            ctx = dict(self.tool_ctx.get(key) or self.options.get("tool_ctx") or {})
+            ctx["selection"] = self.selections.get(key)
+            return ctx
+
+        def enabled(_session_id: str, cwd: str | None) -> Any:
+            key = os.path.realpath(cwd) if cwd else ""
+            disabled = set((self.tool_ctx.get(key) or {}).get("disabled") or ())
+            if not disabled:
+                return None
+            from .editor_tools import BUILTIN_NAMES
+
+            extra = [t.get("name") for t in self.options.get("user_tools") or []]
+            return [name for name in [*BUILTIN_NAMES, *extra] if name not in disabled]
+
+        source = editor_tools(
+            call_lua, ctx_for, enabled, user_tools=lambda: self.options.get("user_tools") or []
+        )
+        return source if discovery == "request" else source(None, None)
+
+    def _drop_client(self, client: Client) -> None:
+        for key, known in list(self.clients.items()):
+            if known is client:
+                del self.clients[key]
+        for cwd, session in list(self.sessions.items()):
+            if session.client is client:
+                del self.sessions[cwd]
+
+    def _on_stderr(self, line: str) -> None:
+        self.stderr_lines.append(line)
+
+    # -- permissions ----------------------------------------------------------------------
+
+    async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
+        rule = self._rule_for(request)
+        if rule is not None:
+            return rule
+        remembered = self._remembered.get((request.session_id, request.tool_call.title))
+        if remembered is not None:
+            return permissions.choose(remembered)
+        prompt_id = next(self._prompt_ids)
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._prompts[prompt_id] = future
+        cwd = self._cwd_of(request.session_id)
+        call = request.tool_call
+        self.lua(
+            "require('minime').permission(...)",
+            {
+                "id": prompt_id,
+                "cwd": cwd,
+                "session_id": request.session_id,
+                "title": clean(call.title),
+                "tool_kind": call.kind,
+                "input": call.input,
+                "content": call.content,
+                "options": [
+                    {"option_id": o.option_id, "name": clean(o.name), "kind": o.kind}
+                    for o in request.options
+                ],
+                "timeout": self.options.get("permission_timeout"),
+            },
+        )
+        try:
+            answer = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self.lua("require('minime.ui.permission').close(...)", prompt_id)
+            raise
+        finally:
+            self._prompts.pop(prompt_id, None)
+        if isinstance(answer, dict) and answer.get("remember"):
+            self._remembered[(request.session_id, call.title)] = answer["option_id"]
+            return permissions.choose(answer["option_id"])
+        if isinstance(answer, str):
+            return permissions.choose(answer)
+        return permissions.REJECT
+
+    def _rule_for(self, request: PermissionRequest) -> permissions.Decision | None:
+        import fnmatch
+
+        for rule in self.options.get("permission_rules") or []:
+            pattern = rule.get("pattern") if isinstance(rule, dict) else None
+            if isinstance(pattern, str) and fnmatch.fnmatchcase(request.tool_call.title, pattern):
+                decision = rule.get("decision")
+                log.info(
+                    "permission rule %r answered %s for %r",
+                    pattern,
+                    decision,
+                    request.tool_call.title,
+                )
+                return permissions.ALLOW if decision == "allow" else permissions.REJECT
+        return None
+
+    def _cwd_of(self, session_id: str) -> str:
+        for cwd, session in self.sessions.items():
+            if session.session_id == session_id:
+                return cwd
+        return ""
+
+    # -- shutdown ----------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Neovim is gone: end every agent's process group now, without waiting on asyncio."""
+        for client in list(self.clients.values()):
+            if client.process is not None:
+                client.process.kill_group(signal.SIGKILL)
+        self.loop_thread.stop()
+
+
+def _settle(future: concurrent.futures.Future[Any], answer: Any) -> None:
+    if not future.done():
+        future.set_result(answer)

@@ -1,0 +1,187 @@
+"""The Python side of the editor tools: declarations, binding to sessions, encoding, errors.
+
+No Neovim here: ``call_lua`` is a stand-in recording what it was asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from minime import tools as tools_mod
+from minime.model import ToolRequest
+from minime.nvim.editor_tools import (
+    BUILTIN,
+    METHOD_PREFIX,
+    ToolError,
+    editor_tools,
+    encode,
+)
+
+
+class FakeLua:
+    def __init__(self, answer: Any = None, fail: Exception | None = None) -> None:
+        self.answer = answer if answer is not None else {"ok": True, "value": {"x": 1}}
+        self.fail = fail
+        self.calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+
+    async def __call__(self, name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
+        self.calls.append((name, args, ctx))
+        if self.fail:
+            raise self.fail
+        return self.answer
+
+
+def run(tool: Any, arguments: dict[str, Any] | None = None, cwd: str | None = None) -> str:
+    request = ToolRequest(session_id="s1", arguments=arguments or {}, cwd=cwd)
+    return asyncio.run(tool.handle(request))
+
+
+def by_name(tools: list[Any]) -> dict[str, Any]:
+    return {tool.name: tool for tool in tools}
+
+
+def test_declarations() -> None:
+    tools = editor_tools(FakeLua(), lambda s, c: {})("s1", "/p")
+    assert [t.name for t in tools] == [
+        "open_buffers",
+        "read_buffer",
+        "selection",
+        "diagnostics",
+        "quickfix",
+    ]
+    assert tools_mod.validate(tools) == tools  # what mm would accept
+    for tool in tools:
+        assert (
+            tool.wire_method == f"{METHOD_PREFIX}{tool.name}" == f"_minime.nvim/tools/{tool.name}"
+        )
+        assert tool.input_schema["type"] == "object"
+        assert 80 < len(tool.description) < 420, tool.name
+        assert "Returns JSON" in tool.description
+    tools = by_name(tools)
+    assert tools["read_buffer"].input_schema["required"] == ["path"]
+    assert set(tools["read_buffer"].input_schema["properties"]) == {
+        "path",
+        "start_line",
+        "end_line",
+    }
+    severity = tools["diagnostics"].input_schema["properties"]["severity"]
+    assert severity["enum"] == ["error", "warn", "info", "hint"]
+    assert tools["open_buffers"].input_schema["properties"] == {}
+    described = tools_mod.descriptions(tools.values())
+    assert described[1]["method"] == "_minime.nvim/tools/read_buffer"
+    assert described[1]["inputSchema"]["required"] == ["path"]
+
+
+def test_call_passes_arguments_and_ctx_and_encodes_compact_ordered_json() -> None:
+    lua = FakeLua(
+        {
+            "ok": True,
+            "value": {
+                "text": "é\n",
+                "total_lines": 3,
+                "modified": False,
+                "end_line": 2,
+                "start_line": 1,
+                "path": "a.py",
+            },
+        }
+    )
+    contexts: list[tuple[str, str | None]] = []
+
+    def ctx_for(session_id: str, cwd: str | None) -> dict[str, Any]:
+        contexts.append((session_id, cwd))
+        return {"deny": [], "max_lines": 5}
+
+    tool = by_name(editor_tools(lua, ctx_for)("s1", "/proj"))["read_buffer"]
+    text = run(tool, {"path": "a.py", "_meta": {"org.mini-me/sessionId": "s1"}})
+    assert text == (
+        '{"path":"a.py","start_line":1,"end_line":2,"total_lines":3,"modified":false,"text":"é\\n"}'
+    )
+    assert lua.calls == [
+        ("read_buffer", {"path": "a.py"}, {"deny": [], "max_lines": 5, "cwd": "/proj"})
+    ]
+    assert contexts == [("s1", "/proj")]
+
+
+def test_failures_become_tool_errors_with_short_messages() -> None:
+    tools = by_name(
+        editor_tools(FakeLua({"ok": False, "error": "bad \udcff"}), lambda s, c: {})("s", "/p")
+    )
+    with pytest.raises(ToolError) as info:
+        run(tools["quickfix"])
+    assert str(info.value) == "bad \ufffd"
+
+    crashing = FakeLua(fail=RuntimeError("Lua: stack traceback: /home/u/x.lua:1"))
+    tools = by_name(editor_tools(crashing, lambda s, c: {})("s", "/p"))
+    with pytest.raises(ToolError) as info:
+        run(tools["quickfix"])
+    assert str(info.value) == "the editor could not run quickfix"
+
+    tools = by_name(editor_tools(FakeLua([1, 2]), lambda s, c: {})("s", "/p"))
+    with pytest.raises(ToolError, match="no answer"):
+        run(tools["quickfix"])
+
+
+def test_the_library_reports_a_failure_as_is_error() -> None:
+    tool = by_name(
+        editor_tools(FakeLua({"ok": False, "error": "nope"}), lambda s, c: {})("s", "/p")
+    )["selection"]
+    request = ToolRequest(session_id="s", arguments={})
+    assert asyncio.run(tools_mod.run(tool, request)) == {
+        "content": [{"type": "text", "text": "nope"}],
+        "isError": True,
+    }
+
+
+def test_meta_discovery_takes_the_cwd_from_each_request_or_the_ctx() -> None:
+    lua = FakeLua()
+    tools = by_name(editor_tools(lua, lambda s, c: {})(None, None))
+    run(tools["open_buffers"], cwd="/from/request")
+    assert lua.calls[-1][2]["cwd"] == "/from/request"
+    with pytest.raises(ToolError, match="working directory is not known"):
+        run(tools["open_buffers"])
+    tools = by_name(editor_tools(lua, lambda s, c: {"cwd": "/from/ctx"})(None, None))
+    run(tools["open_buffers"], cwd="/from/request")
+    assert lua.calls[-1][2]["cwd"] == "/from/ctx"
+
+
+def test_enabled_and_user_tools() -> None:
+    lua_specs = [
+        # as user_tool_specs() arrives from Lua: an empty table is an array
+        {
+            "name": "todo",
+            "description": "The to-do list.",
+            "input_schema": {"type": "object", "properties": []},
+        },
+        {"name": "bare", "description": None, "input_schema": None},
+        {"name": "read_buffer", "description": "shadow", "input_schema": None},
+    ]
+    lua = FakeLua({"ok": True, "value": {"z": 1, "a": [2]}})
+    source = editor_tools(lua, lambda s, c: {}, user_tools=lambda: lua_specs)
+    tools = by_name(source("s", "/p"))
+    assert list(tools)[-2:] == ["todo", "bare"]
+    assert tools["read_buffer"].description != "shadow"  # built-in names are reserved
+    assert tools["todo"].input_schema == {"type": "object", "properties": {}}
+    assert tools["bare"].input_schema is None and tools["bare"].description is None
+    assert tools["todo"].wire_method == "_minime.nvim/tools/todo"
+    assert run(tools["todo"]) == '{"z":1,"a":[2]}'  # a user tool's keys keep their order
+    tools_mod.validate(tools.values())
+
+    only = editor_tools(lua, lambda s, c: {}, enabled=lambda s, c: {"selection", "todo"},
+                        user_tools=lua_specs)  # fmt: skip
+    assert [t.name for t in only("s", "/p")] == ["selection", "todo"]
+
+
+def test_encode() -> None:
+    assert encode("plain text, not JSON") == "plain text, not JSON"
+    assert encode({"a": "x\udcffy", "b": [None, True]}) == '{"a":"x\ufffdy","b":[null,true]}'
+    assert json.loads(encode({"t": "\x00\n"})) == {"t": "\x00\n"}
+    assert encode("lone \udce9") == "lone \ufffd"
+
+
+def test_builtin_specs_are_plain_data() -> None:
+    names = [spec.name for spec in BUILTIN]
+    assert len(names) == len(set(names))

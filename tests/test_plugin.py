@@ -1,0 +1,345 @@
+"""The plugin end to end: a real headless Neovim, the Lua layer, the Python host, the fake mm."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import process_gone
+from nvim_harness import REPO, start, wait_for
+
+VENV_PYTHON = str(Path(REPO) / ".venv" / "bin" / "python")
+
+INIT = """
+_G.notes, _G.done = {}, {}
+vim.notify = function(msg, level) table.insert(_G.notes, {msg = msg, level = level}) end
+vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function(ev)
+  table.insert(_G.done, ev.data)
+end })
+require('minime').setup(%s)
+"""
+
+
+def lua_table(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {lua_table(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "{" + ", ".join(lua_table(v) for v in value) + "}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "[==[" + str(value) + "]==]"
+
+
+def agent_file(directory: Path, **extra: Any) -> str:
+    data: dict[str, Any] = {"yolo": False, "acp": {"clientTools": {"discovery": "request"}}}
+    data.update(extra)
+    path = directory / "agent.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+class Editor:
+    def __init__(self, nvim: Any, cwd: Path) -> None:
+        self.nvim = nvim
+        self.cwd = os.path.realpath(cwd)
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.nvim.exec_lua(code, *args)
+
+    def ask(self, text: str) -> None:
+        self.nvim.command("MiniMeAsk " + text)
+
+    def turn_lines(self, cwd: str | None = None) -> list[str]:
+        return self.lua(
+            "local t = require('minime.ui.turn').get(...)"
+            " return t and vim.api.nvim_buf_get_lines(t.buf, 0, -1, false) or {}",
+            cwd or self.cwd,
+        )
+
+    def turn_text(self, cwd: str | None = None) -> str:
+        return "\n".join(self.turn_lines(cwd))
+
+    def done(self) -> list[dict[str, Any]]:
+        return self.lua("return _G.done")
+
+    def wait_done(self, count: int = 1, timeout: float = 20.0) -> dict[str, Any]:
+        wait_for(lambda: len(self.done()) >= count, timeout, message="for MiniMeTurnDone")
+        return self.done()[count - 1]
+
+    def notes(self) -> list[str]:
+        return [n["msg"] for n in self.lua("return _G.notes")]
+
+    def wait_text(self, needle: str, timeout: float = 20.0, cwd: str | None = None) -> str:
+        return wait_for(
+            lambda: needle in self.turn_text(cwd) and self.turn_text(cwd),
+            timeout,
+            message=f"for {needle!r} in the turn float",
+        )
+
+    def agent_pid(self) -> int:
+        self.ask("/pid")
+        text = self.wait_text("pid ")
+        return int(text.split("pid ", 1)[1].split()[0])
+
+
+@pytest.fixture
+def editor(tmp_path: Path) -> Iterator[Editor]:
+    config = agent_file(tmp_path)
+    opts = {"mm": str(REPO / "demo" / "mm"), "config": config}
+    with start(INIT % lua_table(opts)) as nvim:
+        nvim.command(f"cd {tmp_path}")
+        yield Editor(nvim, tmp_path)
+
+
+def test_ask_streams_the_answer_into_the_turn_float(editor: Editor) -> None:
+    editor.ask("hello there")
+    done = editor.wait_done()
+    text = editor.turn_text()
+    assert "hello there" in text.split("echo:")[0], "the prompt comes first"
+    assert "echo: hello there" in text
+    assert done["stop_reason"] == "end_turn"
+    assert done["cwd"] == editor.cwd and done["session_id"]
+    turn = editor.lua("return require('minime.ui.turn').get(...)", editor.cwd)
+    assert editor.lua("return vim.b[...].minime", turn["buf"]) == "turn"
+    config = editor.lua("return vim.api.nvim_win_get_config(...)", turn["win"])
+    assert config["relative"] == "editor"
+    assert editor.lua("return vim.api.nvim_get_current_win()") != turn["win"], "focus stays"
+
+
+def test_a_new_ask_in_the_same_cwd_continues_the_session(editor: Editor, tmp_path: Path) -> None:
+    editor.ask("one")
+    first = editor.wait_done(1)
+    editor.ask("two")
+    second = editor.wait_done(2)
+    assert first["session_id"] == second["session_id"]
+    other = tmp_path / "other"
+    other.mkdir()
+    editor.nvim.command(f"tcd {other}")
+    editor.ask("three")
+    third = editor.wait_done(3)
+    assert third["cwd"] == os.path.realpath(other)
+    assert third["session_id"] != first["session_id"], "two cwds, two sessions"
+    assert "echo: three" in editor.turn_text(os.path.realpath(other))
+    assert "echo: three" not in editor.turn_text()
+
+
+def test_permission_float_answers_with_the_chosen_option(editor: Editor) -> None:
+    editor.ask("/bash ls -la")
+    win = wait_for(lambda: editor.lua("return require('minime.ui.permission').win()"), 20)
+    buf = editor.lua("return vim.api.nvim_win_get_buf(...)", win)
+    lines = "\n".join(editor.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf))
+    assert "bash: ls -la" in lines
+    for n, label in enumerate(["Allow", "Always allow", "Reject", "Never"], 1):
+        assert f"{n}. {label}" in lines
+    assert editor.lua("return vim.b[...].minime", buf) == "permission"
+    editor.lua("vim.api.nvim_set_current_win(...)", win)
+    editor.nvim.input("1")
+    editor.wait_done()
+    assert "ran: ls -la" in editor.turn_text()
+
+
+def test_permission_rejected_with_q(editor: Editor) -> None:
+    editor.ask("/bash rm -rf build")
+    win = wait_for(lambda: editor.lua("return require('minime.ui.permission').win()"), 20)
+    editor.lua("vim.api.nvim_set_current_win(...)", win)
+    editor.nvim.input("q")
+    editor.wait_done()
+    assert "[bash rejected by user]" in editor.turn_text()
+
+
+def test_cancel_ends_the_turn_as_cancelled(editor: Editor) -> None:
+    editor.ask("/slow 400")
+    editor.wait_text("slow 2")
+    editor.nvim.command("MiniMeCancel")
+    done = editor.wait_done()
+    assert done["stop_reason"] == "cancelled"
+    assert "cancelled" in editor.turn_text()
+
+
+def test_a_second_ask_while_a_turn_runs_is_refused(editor: Editor) -> None:
+    editor.ask("/slow 400")
+    editor.wait_text("slow 1")
+    editor.ask("again")
+    wait_for(lambda: any("already running" in n for n in editor.notes()), 10)
+    editor.nvim.command("MiniMeCancel")
+    editor.wait_done()
+
+
+def test_crash_is_reported_plainly_and_the_next_ask_restarts(editor: Editor) -> None:
+    first_pid = editor.agent_pid()
+    editor.wait_done(1)
+    editor.ask("/crash 3")
+    done = editor.wait_done(2)
+    assert done["stop_reason"] == "error"
+    text = editor.turn_text()
+    assert "exit status 3" in text
+    assert "Traceback" not in text
+    editor.ask("after the crash")
+    editor.wait_done(3)
+    assert "echo: after the crash" in editor.turn_text()
+    assert process_gone(first_pid)
+
+
+def test_range_sends_the_lines_as_context(editor: Editor, tmp_path: Path) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text("alpha line\nbeta line\ngamma line\n")
+    editor.nvim.command(f"edit {source}")
+    editor.nvim.command("2,3MiniMeAsk explain")
+    editor.wait_done()
+    text = editor.turn_text()
+    assert "echo: From notes.txt, lines 2-3:" in text
+    assert "echo: beta line" in text and "echo: gamma line" in text
+    assert "alpha line" not in text
+
+
+def test_a_client_tool_reads_the_editor(editor: Editor, tmp_path: Path) -> None:
+    """The tool asks permission first (yolo off): the float's first option allows it."""
+    source = tmp_path / "main.py"
+    source.write_text("print('saved')\n")
+    editor.nvim.command(f"edit {source}")
+    editor.nvim.current.buffer[:] = ["print('unsaved edit')"]
+    editor.ask('/tool read_buffer {"path": "main.py"}')
+    win = wait_for(lambda: editor.lua("return require('minime.ui.permission').win()"), 20)
+    buf = editor.lua("return vim.api.nvim_win_get_buf(...)", win)
+    assert "client: read_buffer" in "\n".join(editor.nvim.buffers[buf][:])
+    editor.lua("vim.api.nvim_set_current_win(...)", win)
+    editor.nvim.input("1")
+    editor.wait_done()
+    text = editor.turn_text()
+    assert "client_read_buffer ->" in text
+    assert "unsaved edit" in text
+
+
+def test_reset_starts_a_new_session(editor: Editor) -> None:
+    editor.ask("one")
+    first = editor.wait_done(1)
+    editor.nvim.command("MiniMeReset")
+    editor.ask("two")
+    second = editor.wait_done(2)
+    assert first["session_id"] != second["session_id"]
+
+
+def test_log_shows_agent_stderr(editor: Editor) -> None:
+    editor.ask("/stderr a line for the log")
+    editor.wait_done()
+    editor.nvim.command("MiniMeLog")
+    wait_for(lambda: editor.lua("return vim.b.minime") == "log", 10)
+    lines = editor.nvim.current.buffer[:]
+    assert "a line for the log" in "\n".join(lines)
+    assert any("mm v0.0.0-fake" in line for line in lines), "mm's banner is in the log"
+
+
+def test_stop_ends_the_agent(editor: Editor) -> None:
+    pid = editor.agent_pid()
+    editor.nvim.command("MiniMeStop")
+    wait_for(lambda: process_gone(pid), 10, message="for the agent to exit")
+
+
+def test_turn_done_notifies_when_the_float_is_hidden(editor: Editor) -> None:
+    editor.ask("/slow 3")
+    editor.wait_text("slow 0")
+    editor.lua("require('minime.ui.turn').close(...)", editor.cwd)
+    editor.wait_done()
+    wait_for(lambda: any("minime" in n.lower() for n in editor.notes()), 10)
+    editor.nvim.command("MiniMeShow")
+    assert editor.lua("return require('minime.ui.turn').get(...).win", editor.cwd)
+
+
+def test_no_process_is_left_after_quit(tmp_path: Path) -> None:
+    config = agent_file(tmp_path)
+    opts = {"mm": str(REPO / "demo" / "mm"), "config": config}
+    with start(INIT % lua_table(opts)) as nvim:
+        nvim.command(f"cd {tmp_path}")
+        ed = Editor(nvim, tmp_path)
+        pid = ed.agent_pid()
+        ed.wait_done()
+        ed.ask("/spawn-child")
+        child = int(ed.wait_text("child ").split("child ", 1)[1].split()[0])
+        ed.wait_done(2)
+        host = nvim.exec_lua("return vim.fn.jobpid(require('minime.host').chan)")
+        ed.ask("/slow 1000")  # quit during a turn
+        ed.wait_text("slow 1")
+        with contextlib.suppress(OSError, EOFError):
+            nvim.command("qa!")
+    for what in (pid, child, host):
+        wait_for(lambda what=what: process_gone(what), 10, message=f"for pid {what} to be gone")
+
+
+def test_missing_mm_is_said_plainly(tmp_path: Path) -> None:
+    config = agent_file(tmp_path)
+    opts = {"mm": str(tmp_path / "no-such-mm"), "config": config}
+    with start(INIT % lua_table(opts)) as nvim:
+        nvim.command(f"cd {tmp_path}")
+        nvim.command("MiniMeAsk hello")
+        notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
+        assert any("mm not found" in n and "no-such-mm" in n for n in notes)
+
+
+def test_the_rplugin_route(tmp_path: Path) -> None:
+    """`:UpdateRemotePlugins` in one Neovim, the ask in a second one (design.md's recipe)."""
+    config = agent_file(tmp_path)
+    xdg = tmp_path / "xdg-data"
+    xdg.mkdir()
+    env = {"XDG_DATA_HOME": str(xdg)}
+    prog = f"vim.g.python3_host_prog = [==[{VENV_PYTHON}]==]\n"
+    with start(prog, env=env) as nvim:
+        nvim.command("UpdateRemotePlugins")
+    manifest = xdg / "nvim" / "rplugin.vim"
+    assert "MiniMeNotify" in manifest.read_text()
+    opts = {"mm": str(REPO / "demo" / "mm"), "config": config, "host": "rplugin"}
+    with start(prog + INIT % lua_table(opts), env=env) as nvim:
+        nvim.command(f"cd {tmp_path}")
+        ed = Editor(nvim, tmp_path)
+        ed.ask("through the rplugin host")
+        ed.wait_done()
+        assert "echo: through the rplugin host" in ed.turn_text()
+        assert nvim.exec_lua("return require('minime.host').chan") is None, "no job host"
+        commands = nvim.exec_lua("return vim.api.nvim_get_commands({})")
+        assert "MiniMeAsk" in commands
+
+
+def test_probe_answers_during_a_ten_thousand_chunk_stream(editor: Editor) -> None:
+    from fake_mm import chunks_text
+
+    editor.ask("/chunks 10000")
+    probes = 0
+    while not editor.done():
+        assert editor.nvim.eval("1+1") == 2
+        probes += 1
+        time.sleep(0.001)
+    assert probes > 0
+    editor.wait_done()
+    lines = editor.turn_lines()
+    assert "".join(chunks_text(10000, 16)) in "".join(lines)
+
+
+def test_the_demo_command_starts(tmp_path: Path) -> None:
+    """README's first command: the bundled default answers with the offline demo agent."""
+    env = dict(os.environ, MM_BIN="", PATH="/usr/bin:/bin")
+    script = REPO / "scripts" / "demo"
+    lua = (
+        "vim.cmd('MiniMeAsk hello');"
+        "vim.wait(20000, function() local t = require('minime.ui.turn').get(vim.fn.getcwd())"
+        " return t and not t.running and t.stop_reason ~= nil end, 50);"
+        "local t = require('minime.ui.turn').get(vim.fn.getcwd());"
+        "io.stdout:write(table.concat(vim.api.nvim_buf_get_lines(t.buf, 0, -1, false), '\\n'));"
+        "vim.cmd('qa!')"
+    )
+    out = subprocess.run(
+        [str(script), "--headless", "-c", f"lua {lua}"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "demo" in out.stdout.lower(), out.stdout + out.stderr

@@ -1,0 +1,547 @@
+"""The turn float (lua/minime/ui/turn.lua) and the statusline piece, in a real headless Neovim."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import nvim_harness
+from nvim_harness import wait_for
+
+KEY = "/tmp/minime-proj"
+
+# Test hooks: record MiniMeTurnDone events and notifications in Lua globals.
+INIT = """
+_G.minime_test = { done = {}, notes = {}, cancelled = {} }
+vim.api.nvim_create_autocmd('User', {
+  pattern = 'MiniMeTurnDone',
+  callback = function(ev) table.insert(_G.minime_test.done, ev.data) end,
+})
+vim.notify = function(msg, level) table.insert(_G.minime_test.notes, { msg, level }) end
+"""
+
+
+@pytest.fixture
+def nvim():
+    with nvim_harness.start(INIT) as n:
+        yield n
+        errors = n.exec_lua("return require('minime.ui.turn').errors")
+        assert errors == [], errors
+
+
+def apply(nvim, *events, key=KEY):
+    nvim.exec_lua("require('minime.ui.turn').apply(...)", key, list(events))
+
+
+def begin(prompt="fix the bug", key=KEY, session_id="s1"):
+    return {"kind": "begin", "prompt": prompt, "cwd": key, "session_id": session_id}
+
+
+def text(s):
+    return {"kind": "text", "text": s}
+
+
+def get(nvim, key=KEY):
+    return nvim.exec_lua("return require('minime.ui.turn').get(...)", key)
+
+
+def lines(nvim, key=KEY):
+    return nvim.exec_lua(
+        "return vim.api.nvim_buf_get_lines(..., 0, -1, false)", get(nvim, key)["buf"]
+    )
+
+
+def answer(nvim, key=KEY):
+    """The buffer lines after the prompt block and its blank line."""
+    ls = lines(nvim, key)
+    return ls[ls.index("") + 1 :]
+
+
+def folds(nvim, win):
+    """Per line (1-based index - 1): (foldlevel, foldclosed, foldclosedend) in `win`."""
+    return [
+        tuple(x)
+        for x in nvim.exec_lua(
+            """
+            return vim.api.nvim_win_call(..., function()
+              local r = {}
+              for l = 1, vim.fn.line('$') do
+                r[l] = { vim.fn.foldlevel(l), vim.fn.foldclosed(l), vim.fn.foldclosedend(l) }
+              end
+              return r
+            end)
+            """,
+            win,
+        )
+    ]
+
+
+def hl_rows(nvim, buf, group):
+    """Rows (0-based) covered by extmarks with highlight `group`."""
+    return nvim.exec_lua(
+        """
+        local buf, group = ...
+        local rows = {}
+        for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
+          local d = m[4]
+          if d.hl_group == group then
+            for r = m[2], d.end_row or m[2] do rows[#rows + 1] = r end
+          end
+        end
+        return rows
+        """,
+        buf,
+        group,
+    )
+
+
+def current_win(nvim):
+    return nvim.exec_lua("return vim.api.nvim_get_current_win()")
+
+
+def test_begin_opens_an_unfocused_markdown_float_with_the_prompt(nvim):
+    main = current_win(nvim)
+    apply(nvim, begin("fix\nthe bug"))
+    st = get(nvim)
+    assert st["running"] is True
+    assert st["session_id"] == "s1"
+    assert lines(nvim) == ["> fix", "> the bug"]
+    cfg = nvim.exec_lua("return vim.api.nvim_win_get_config(...)", st["win"])
+    assert cfg["relative"] == "editor"
+    assert current_win(nvim) == main  # not focused
+    info = nvim.exec_lua(
+        """
+        local buf = ...
+        return { vim.b[buf].minime, vim.bo[buf].filetype, vim.b[buf].current_syntax }
+        """,
+        st["buf"],
+    )
+    assert info == ["turn", "markdown", "markdown"]
+
+
+def test_markdown_highlighting_regex_while_streaming_treesitter_when_done(nvim):
+    ts_active = "return vim.treesitter.highlighter.active[...] ~= nil"
+    apply(nvim, begin(), text("# Title\n\nsome `code`"))
+    buf = get(nvim)["buf"]
+    assert nvim.exec_lua(ts_active, buf) is False
+    assert nvim.exec_lua("return vim.bo[...].syntax", buf) == "markdown"
+    apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
+    assert nvim.exec_lua(ts_active, buf) is True
+    apply(nvim, begin("again"))
+    assert nvim.exec_lua(ts_active, buf) is False
+    assert nvim.exec_lua("return vim.bo[...].syntax", buf) == "markdown"
+
+
+def test_text_chunks_split_lines_anywhere(nvim):
+    apply(nvim, begin(), text("Hel"), text("lo\nwor"))
+    apply(nvim, text("ld\n\n- a"))
+    apply(nvim, text("\n- b"), text(""), text("\n"))
+    assert answer(nvim) == ["Hello", "world", "", "- a", "- b", ""]
+
+
+def test_thinking_is_dimmed_and_folded(nvim):
+    apply(
+        nvim,
+        begin(),
+        {"kind": "thinking", "text": "let me\nthink "},
+        {"kind": "thinking", "text": "about it\n"},
+        text("The answer."),
+    )
+    st = get(nvim)
+    ls = lines(nvim)
+    assert ls[2:] == ["let me", "think about it", "", "The answer."]
+    assert set(hl_rows(nvim, st["buf"], "MiniMeThinking")) == {2, 3}
+    f = folds(nvim, st["win"])
+    assert f[2] == (1, 3, 4)  # lines 3-4 form one closed fold
+    assert f[3] == (1, 3, 4)
+    assert f[5][0] == 0  # the answer is not folded
+    foldtext = nvim.exec_lua(
+        "return vim.api.nvim_win_call(..., function() return vim.fn.foldtextresult(3) end)",
+        st["win"],
+    )
+    assert "thinking" in foldtext
+    assert "let me" in foldtext
+    # A second thinking block gets a fold of its own.
+    apply(nvim, {"kind": "thinking", "text": "more\nthoughts"}, text("ok"))
+    f = folds(nvim, st["win"])
+    assert f[7] == (1, 8, 9)
+    assert f[10][0] == 0
+
+
+def test_tool_call_is_an_upsert_and_its_result_is_folded_beneath(nvim):
+    apply(
+        nvim,
+        begin(),
+        text("Let me look."),
+        {
+            "kind": "tool_call",
+            "id": "t1",
+            "title": "bash: ls",
+            "tool_kind": "execute",
+            "status": "pending",
+            "input": {"command": "ls"},
+        },
+    )
+    assert answer(nvim) == [
+        "Let me look.",
+        "",
+        "⚙ bash: ls  [execute] pending",
+        '    input: {"command":"ls"}',
+    ]
+    apply(
+        nvim,
+        {"kind": "tool_call", "id": "t1", "status": "in_progress"},
+        text("Meanwhile..."),
+    )
+    assert answer(nvim) == [
+        "Let me look.",
+        "",
+        "⚙ bash: ls  [execute] in_progress",
+        '    input: {"command":"ls"}',
+        "",
+        "Meanwhile...",
+    ]
+    apply(
+        nvim,
+        {"kind": "tool_result", "id": "t1", "status": "completed", "output": "a.txt\nb.txt\n"},
+        text(" done"),
+    )
+    ls = lines(nvim)
+    assert answer(nvim) == [
+        "Let me look.",
+        "",
+        "⚙ bash: ls  [execute] completed",
+        '    input: {"command":"ls"}',
+        "    a.txt",
+        "    b.txt",
+        "",
+        "Meanwhile... done",
+    ]
+    header = ls.index("⚙ bash: ls  [execute] completed")
+    f = folds(nvim, get(nvim)["win"])
+    # The tool line and its body form one closed fold; the text after it is not folded.
+    for row in range(header, header + 4):
+        assert f[row] == (1, header + 1, header + 4)
+    assert f[header + 5][0] == 0
+    assert hl_rows(nvim, get(nvim)["buf"], "MiniMeStatusDone") == [header]
+
+
+def test_tool_result_for_an_unknown_id_creates_the_line(nvim):
+    apply(
+        nvim,
+        begin(),
+        {"kind": "tool_result", "id": "x9", "status": "failed", "output": "boom"},
+    )
+    assert answer(nvim) == ["⚙ x9 failed", "    boom"]
+    assert hl_rows(nvim, get(nvim)["buf"], "MiniMeStatusFailed") == [2]
+
+
+def test_tool_call_with_none_fields_and_consecutive_tools(nvim):
+    apply(
+        nvim,
+        begin(),
+        {"kind": "tool_call", "id": "a", "title": "read", "tool_kind": None, "input": None},
+        {"kind": "tool_call", "id": "b", "title": "write", "tool_kind": "edit", "input": {}},
+        {"kind": "tool_result", "id": "a", "status": "completed", "output": "1\n2"},
+    )
+    assert answer(nvim) == [
+        "⚙ read completed",
+        "    1",
+        "    2",
+        "⚙ write  [edit] pending",
+    ]
+    f = folds(nvim, get(nvim)["win"])
+    assert f[2] == (1, 3, 5)
+    assert f[5] == (0, -1, -1)
+
+
+def test_plan_is_shown_then_replaced_in_place(nvim):
+    apply(
+        nvim,
+        begin(),
+        {
+            "kind": "plan",
+            "entries": [
+                {"content": "read code", "status": "in_progress", "priority": "high"},
+                {"content": "write tests", "status": "pending", "priority": "medium"},
+            ],
+        },
+        text("Working."),
+    )
+    assert answer(nvim) == ["Plan", "◐ read code (high)", "☐ write tests", "", "Working."]
+    apply(
+        nvim,
+        {
+            "kind": "plan",
+            "entries": [
+                {"content": "read code", "status": "completed", "priority": "high"},
+                {"content": "write tests", "status": "completed", "priority": "medium"},
+                {"content": "ship", "status": "pending", "priority": "low"},
+            ],
+        },
+        text(" Still."),
+    )
+    assert answer(nvim) == [
+        "Plan",
+        "☑ read code (high)",
+        "☑ write tests",
+        "☐ ship",
+        "",
+        "Working. Still.",
+    ]
+
+
+def test_done_shows_usage_fires_the_event_and_stops_the_turn(nvim):
+    apply(nvim, begin(session_id="sess-42"), text("All good."))
+    apply(
+        nvim,
+        {
+            "kind": "done",
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1200, "output_tokens": 34, "total_tokens": 1234},
+            "error": None,
+        },
+    )
+    last = lines(nvim)[-1]
+    assert "end_turn" in last
+    assert "1200 input" in last
+    assert "34 output" in last
+    assert "1234 total" in last
+    st = get(nvim)
+    assert st["running"] is False
+    assert st["stop_reason"] == "end_turn"
+    done = nvim.exec_lua("return _G.minime_test.done")
+    assert done == [{"cwd": KEY, "session_id": "sess-42", "stop_reason": "end_turn"}]
+    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", st["win"])
+    assert "done" in footer[0][0]
+    # Visible float: no notification.
+    assert nvim.exec_lua("return _G.minime_test.notes") == []
+
+
+def test_done_error_is_one_line_of_plain_words(nvim):
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 3, in <module>\n'
+        "    f()\n"
+        "minime.Error: mm exited: exit status 2\n"
+    )
+    apply(nvim, begin(), {"kind": "done", "stop_reason": None, "usage": None, "error": trace})
+    ls = lines(nvim)
+    assert ls[-1] == "✗ error: minime.Error: mm exited: exit status 2"
+    assert not any("Traceback" in line or "File" in line for line in ls)
+    done = nvim.exec_lua("return _G.minime_test.done")
+    assert done[0]["error"] == "minime.Error: mm exited: exit status 2"
+
+
+def test_q_hides_the_float_events_still_land_and_reopen_shows_them(nvim):
+    main = current_win(nvim)
+    apply(nvim, begin(), text("first"))
+    win = get(nvim)["win"]
+    nvim.exec_lua("vim.api.nvim_set_current_win(...)", win)
+    nvim.input("q")
+    wait_for(lambda: get(nvim).get("win") is None, message="float closed by q")
+    assert current_win(nvim) == main
+    assert get(nvim)["running"] is True
+    apply(nvim, text(" second"), {"kind": "done", "stop_reason": "end_turn"})
+    assert answer(nvim)[0] == "first second"
+    assert get(nvim).get("win") is None  # not reopened by events
+    notes = nvim.exec_lua("return _G.minime_test.notes")
+    assert len(notes) == 1
+    assert "finished" in notes[0][0]
+    assert nvim.exec_lua("return require('minime.ui.turn').reopen_last()") is True
+    st = get(nvim)
+    assert st["win"] is not None
+    shown = nvim.exec_lua("return vim.api.nvim_win_get_buf(...)", st["win"])
+    assert shown == st["buf"]
+    assert current_win(nvim) == main
+    # The view is at the end of the turn.
+    cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)", st["win"])
+    assert cursor[0] == len(lines(nvim))
+
+
+def test_open_and_close_by_key(nvim):
+    turn = "require('minime.ui.turn')"
+    assert nvim.exec_lua(f"return {turn}.open('/nowhere')") is False
+    apply(nvim, begin(), text("x"))
+    nvim.exec_lua(f"{turn}.close(...)", KEY)
+    assert get(nvim).get("win") is None
+    assert nvim.exec_lua(f"return {turn}.open(...)", KEY) is True
+    assert get(nvim)["win"] is not None
+
+
+def test_follows_the_stream_unless_scrolled_up(nvim):
+    apply(nvim, begin(), text("\n".join(f"line {i}" for i in range(100))))
+    st = get(nvim)
+    win = st["win"]
+
+    def cursor():
+        return nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", win)
+
+    assert cursor() == len(lines(nvim))
+    apply(nvim, text("\nmore"))
+    assert cursor() == len(lines(nvim))
+    # The user scrolls up: new text no longer moves the view.
+    nvim.exec_lua("vim.api.nvim_win_set_cursor(..., {5, 0})", win)
+    apply(nvim, text("\nand more\nand more"))
+    assert cursor() == 5
+    top = nvim.exec_lua("return vim.fn.line('w0', ...)", win)
+    assert top <= 5
+    # Back at the bottom (G): following again.
+    nvim.exec_lua("vim.api.nvim_win_call(..., function() vim.cmd('normal! G') end)", win)
+    apply(nvim, text("\nlast"))
+    assert cursor() == len(lines(nvim))
+    assert nvim.exec_lua("return vim.fn.line('w$', ...)", win) == len(lines(nvim))
+
+
+def test_ctrl_c_in_the_float_calls_the_cancel_hook(nvim):
+    nvim.exec_lua(
+        "require('minime.ui.turn').on_cancel = function(key) "
+        "table.insert(_G.minime_test.cancelled, key) end"
+    )
+    apply(nvim, begin(), text("working"))
+    nvim.exec_lua("vim.api.nvim_set_current_win(...)", get(nvim)["win"])
+    nvim.input("<C-c>")
+    wait_for(lambda: nvim.exec_lua("return _G.minime_test.cancelled") == [KEY])
+    assert get(nvim)["win"] is not None  # the float stays until the turn ends
+
+
+def test_odd_text_never_breaks(nvim):
+    long_line = "x" * 200_000
+    apply(
+        nvim,
+        begin("nul\x00prompt"),
+        text("a\x00b\r\nc\rd\n"),
+        {"kind": "thinking", "text": b"bad \xff\xfe utf8\n"},
+        text(long_line),
+        {"kind": "tool_call", "id": 7, "title": "t\nwith newline", "input": {"k": "\x00"}},
+        {"kind": "tool_result", "id": 7, "output": b"\xc3"},
+        {"kind": "notice", "text": "two\nlines"},
+        {"kind": "plan", "entries": [{"content": "a\nb"}, "bare string"]},
+    )
+    checks = nvim.exec_lua(
+        """
+        local buf = ...
+        local l = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+        local has = function(s) return vim.tbl_contains(l, s) end
+        return {
+          l[1] == 'nul\\0prompt' or l[1] == '> nul\\0prompt',
+          has('a\\0b'), has('c\\rd'), has('bad \\xff\\xfe utf8'), has(string.rep('x', 200000)),
+          has('⚙ t with newline completed'), has('    \\xc3'), has('ℹ two'), has('  lines'),
+          has('☐ a b'), has('☐ bare string'),
+        }
+        """,
+        get(nvim)["buf"],
+    )
+    assert checks == [True] * 11
+
+
+def test_apply_never_throws_and_records_failures(nvim):
+    nvim.exec_lua(
+        """
+        local T = require('minime.ui.turn')
+        T.apply(..., { { kind = 'begin', prompt = 'p' }, 'not an event', { kind = 'bogus' } })
+        T.apply(..., 'not a list')
+        T.apply(..., { { kind = 'text', text = 'still fine' } })
+        """,
+        KEY,
+    )
+    errors = nvim.exec_lua(
+        "local T = require('minime.ui.turn'); local e = T.errors; T.errors = {}; return e"
+    )
+    assert len(errors) == 2
+    assert "bogus" in errors[1]
+    assert answer(nvim) == ["still fine"]
+
+
+def test_a_new_turn_in_the_same_cwd_reuses_the_float_and_clears_it(nvim):
+    apply(nvim, begin("one"), text("answer one"), {"kind": "done", "stop_reason": "end_turn"})
+    first = get(nvim)
+    apply(nvim, begin("two", session_id="s2"), text("answer two"))
+    second = get(nvim)
+    assert second["buf"] == first["buf"]
+    assert second["win"] == first["win"]
+    assert lines(nvim) == ["> two", "", "answer two"]
+    assert second["running"] is True
+    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", second["win"])
+    assert "running" in footer[0][0]
+
+
+def test_one_float_per_cwd_and_one_shown_at_a_time(nvim):
+    apply(nvim, begin("a", key="/a"), text("in a"), key="/a")
+    apply(nvim, begin("b", key="/b"), text("in b"), key="/b")
+    a, b = get(nvim, "/a"), get(nvim, "/b")
+    assert a["buf"] != b["buf"]
+    assert a.get("win") is None
+    assert b["win"] is not None
+    apply(nvim, text(" more"), key="/a")
+    assert answer(nvim, "/a") == ["in a more"]
+    assert nvim.exec_lua("return require('minime.ui.turn').running_count()") == 2
+
+
+def test_setup_focus_and_size(nvim):
+    nvim.exec_lua("require('minime.ui.turn').setup({ focus = true, width = 40, height = 0.5 })")
+    apply(nvim, begin(), text("x"))
+    st = get(nvim)
+    assert current_win(nvim) == st["win"]
+    cfg = nvim.exec_lua("return vim.api.nvim_win_get_config(...)", st["win"])
+    assert cfg["width"] == 40
+    assert nvim.exec_lua("return require('minime.ui.turn').config.border") == "rounded"
+
+
+def test_vimresized_resizes_the_float(nvim):
+    apply(nvim, begin(), text("x"))
+    win = get(nvim)["win"]
+    before = nvim.exec_lua("return vim.api.nvim_win_get_config(...).width", win)
+    nvim.exec_lua("vim.o.columns = 200; vim.api.nvim_exec_autocmds('VimResized', {})")
+    after = nvim.exec_lua("return vim.api.nvim_win_get_config(...).width", win)
+    assert after > before
+    assert after == int((200 - 2) * 0.8)
+
+
+def test_notice_lines(nvim):
+    apply(
+        nvim,
+        begin(),
+        {"kind": "notice", "text": "one"},
+        {"kind": "notice", "text": "two"},
+        text("x"),
+    )
+    assert answer(nvim) == ["ℹ one", "ℹ two", "", "x"]
+
+
+def test_statusline_spins_only_while_a_turn_runs(nvim):
+    status = "require('minime.status')"
+    assert nvim.exec_lua(f"return {status}.statusline()") == ""
+    apply(nvim, begin(), text("x"))
+    line = nvim.exec_lua(f"return {status}.statusline()")
+    assert line.endswith(" minime")
+    assert line[0] in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+    assert nvim.exec_lua(f"return {status}.ticking()") is True
+    apply(nvim, {"kind": "done", "stop_reason": "cancelled"})
+    assert nvim.exec_lua(f"return {status}.statusline()") == ""
+    assert nvim.exec_lua(f"return {status}.ticking()") is False
+    assert lines(nvim)[-1] == "■ cancelled"
+
+
+def test_ten_thousand_chunks_in_batches(nvim):
+    rng = random.Random(1234)
+    words = ["alpha", "béta", "日本語", "🙂", "`code`", "**bold**", "-", "#", "x\ty"]
+    chunks = []
+    while len(chunks) < 10_000:
+        piece = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+        if rng.random() < 0.2:
+            piece += "\n" * rng.randint(1, 2)
+        cut = rng.randint(1, len(piece))
+        chunks.extend(p for p in (piece[:cut], piece[cut:]) if p)
+    chunks = chunks[:10_000]
+    apply(nvim, begin("stream"))
+    i = 0
+    while i < len(chunks):
+        n = rng.randint(1, 100)
+        apply(nvim, *(text(c) for c in chunks[i : i + n]))
+        i += n
+    assert "\n".join(answer(nvim)) == "".join(chunks)
+    st = get(nvim)
+    cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", st["win"])
+    assert cursor == len(lines(nvim))
