@@ -27,6 +27,8 @@ Agent file (YAML)
                                lines ``{"dir": "in" | "out" | "raw", "msg": ...}``.
 ``usage: false``               no ``usage`` on the prompt's answer.
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
+``demo: true``                 a plain prompt plays a short tour (``demo_script``): thought,
+                               plan, a client tool, a bash permission. Used by demo/mm.
 ``load_sessions: [...]``       sessions for ``session/list`` and ``session/load``: each
                                ``{sessionId, cwd, title, updatedAt, history: [{role, text}]}``
                                where role is user, agent or thought (replayed on load).
@@ -74,6 +76,13 @@ model read>``, so a test asserts the model's view over the wire.
 
 The prompt's answer carries ``usage`` (PromptResponse.usage): inputTokens = characters of the
 prompt, outputTokens = characters of the answer, totalTokens = their sum.
+
+Where the spec is silent, the fake chooses (and the tests rely on it): entries are numbered
+from 0; ``Required parameters: …`` and ``One of: ….`` are appended after one space; a cut
+result is head + ``\n[… N characters cut …]\n`` + tail, halves of ``maxOutput``; a deadline
+reads ``context deadline exceeded`` (Go's words); a timed-out list request and a permission
+request pending at session/cancel get ``$/cancel_request`` too; a call's tool_call is
+reported ``pending``, then ``in_progress`` once allowed, then ``completed``/``failed``.
 
 The helpers above the agent (``model_name``, ``model_tool``, ``validate_tools``,
 ``render_result``, ``truncate``, ``chunks_text``…) import without the SDK, for the tests.
@@ -273,6 +282,23 @@ def truncate(text: str, limit: int) -> str:
     tail = limit - head
     marker = f"\n[… {len(text) - limit} characters cut …]\n"
     return text[:head] + marker + (text[-tail:] if tail else "")
+
+
+def demo_script(prompt: str) -> str:
+    """What the offline demo agent (``fake.demo``) does with a plain prompt: a tour."""
+    first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+    return "\n".join(
+        [
+            "/think No model runs here: this is minime's offline demo agent.",
+            "/say **Offline demo agent** (no model, scripted answers).",
+            f"/say You asked: {first}",
+            "/plan",
+            "/tool open_buffers",
+            "/bash echo hello from the demo",
+            '/say Try `/tool read_buffer {"path": "<a file you opened>"}`, '
+            "`/slow 100` then :MiniMeCancel, or `/tools`.",
+        ]
+    )
 
 
 def chunks_text(count: int, size: int = 16) -> list[str]:
@@ -597,6 +623,10 @@ class FakeMM:
 
     async def _run(self, turn: Turn, text: str) -> str:
         stop_reason = "end_turn"
+        if self.config.fake.get("demo") and not any(
+            line.lstrip().startswith("/") for line in text.splitlines()
+        ):
+            text = demo_script(text)
         for line in text.splitlines():
             if not line.strip():
                 continue

@@ -328,8 +328,12 @@ def test_the_demo_command_starts(tmp_path: Path) -> None:
     script = REPO / "scripts" / "demo"
     lua = (
         "vim.cmd('MiniMeAsk hello');"
-        "vim.wait(20000, function() local t = require('minime.ui.turn').get(vim.fn.getcwd())"
-        " return t and not t.running and t.stop_reason ~= nil end, 50);"
+        "local function finished() local t = require('minime.ui.turn').get(vim.fn.getcwd())"
+        " return t and not t.running and t.stop_reason ~= nil end;"
+        # The tour asks two permissions: answer each with its first option, as a user would.
+        "vim.wait(30000, function() local w = require('minime.ui.permission').win();"
+        " if w then vim.api.nvim_set_current_win(w); vim.api.nvim_feedkeys('1', 'x', false) end;"
+        " return finished() end, 50);"
         "local t = require('minime.ui.turn').get(vim.fn.getcwd());"
         "io.stdout:write(table.concat(vim.api.nvim_buf_get_lines(t.buf, 0, -1, false), '\\n'));"
         "vim.cmd('qa!')"
@@ -342,4 +346,6 @@ def test_the_demo_command_starts(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert "demo" in out.stdout.lower(), out.stdout + out.stderr
+    assert "Offline demo agent" in out.stdout, out.stdout + out.stderr
+    assert "client_open_buffers ->" in out.stdout
+    assert "ran: echo hello from the demo" in out.stdout

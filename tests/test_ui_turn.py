@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
 import nvim_harness
+import pytest
 from nvim_harness import wait_for
 
 KEY = "/tmp/minime-proj"
@@ -545,3 +544,32 @@ def test_ten_thousand_chunks_in_batches(nvim):
     st = get(nvim)
     cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(...)[1]", st["win"])
     assert cursor == len(lines(nvim))
+
+
+def test_user_message_chunks_are_quoted(nvim):
+    apply(
+        nvim,
+        begin(),
+        {"kind": "user", "text": "earlier "},
+        {"kind": "user", "text": "question\nsecond line\n"},
+    )
+    apply(nvim, {"kind": "user", "text": "third\n"}, text("reply"))
+    assert answer(nvim) == ["> earlier question", "> second line", "> third", "", "reply"]
+
+
+def test_done_can_name_the_session_when_begin_could_not(nvim):
+    apply(nvim, begin(session_id=""))
+    apply(nvim, {"kind": "done", "stop_reason": "end_turn", "session_id": "late-id"})
+    done = nvim.exec_lua("return _G.minime_test.done")
+    assert done == [{"cwd": KEY, "session_id": "late-id", "stop_reason": "end_turn"}]
+
+
+def test_done_with_an_error_stop_reason(nvim):
+    apply(
+        nvim,
+        begin(),
+        {"kind": "done", "stop_reason": "error", "error": "mm exited: exit status 1"},
+    )
+    assert lines(nvim)[-1] == "✗ error: mm exited: exit status 1"
+    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", get(nvim)["win"])
+    assert "failed" in footer[0][0]

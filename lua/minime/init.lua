@@ -23,6 +23,9 @@ function M.setup(opts)
       M.cancel(key)
     end
   end
+  pcall(function()
+    require("minime.ui.permission").setup({ focus = config.options.permission.focus })
+  end)
   local host = require("minime.host")
   if host.chan then
     host.send_setup()

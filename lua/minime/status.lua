@@ -6,7 +6,7 @@ local M = {}
 
 local uv = vim.uv
 
-M.frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
+M.frames = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
 --- Milliseconds between redraws while a turn runs.
 M.interval = 100
 
@@ -14,7 +14,7 @@ M.interval = 100
 local timer
 
 local function running()
-  return require('minime.ui.turn').running_count()
+  return require("minime.ui.turn").running_count()
 end
 
 --- The statusline text: '' when no turn runs, else a spinner frame and "minime".
@@ -22,15 +22,15 @@ end
 function M.statusline()
   local n = running()
   if n == 0 then
-    return ''
+    return ""
   end
   -- The frame follows the clock, so every window's statusline shows the same one.
   local frame = M.frames[math.floor(uv.hrtime() / (M.interval * 1e6)) % #M.frames + 1]
-  return n > 1 and ('%s minime (%d)'):format(frame, n) or frame .. ' minime'
+  return n > 1 and ("%s minime (%d)"):format(frame, n) or frame .. " minime"
 end
 
 local function redraw()
-  pcall(vim.cmd, 'redrawstatus!')
+  pcall(vim.cmd, "redrawstatus!")
 end
 
 --- Start or stop the redraw timer to match the running turns (turn.lua calls it).

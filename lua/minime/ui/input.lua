@@ -3,7 +3,7 @@
 --- <CR> (insert or normal mode) submits the line. <Esc> cancels in normal mode and also in
 --- insert mode: for a one-line box a second <Esc> to get out would only be a trap. <C-c>
 --- cancels too, and so does leaving or closing the float.
-local window = require('minime.ui.window')
+local window = require("minime.ui.window")
 
 local api = vim.api
 
@@ -12,7 +12,7 @@ local M = {}
 ---@class minime.input.Config
 ---@field width number fraction of the editor (<= 1) or columns
 ---@field border string|string[]
-local defaults = { width = 0.6, border = 'rounded' }
+local defaults = { width = 0.6, border = "rounded" }
 
 ---@type minime.input.Config
 M.config = vim.deepcopy(defaults)
@@ -27,24 +27,24 @@ M.config = vim.deepcopy(defaults)
 ---@param opts minime.input.Opts
 ---@return integer win
 function M.open(opts)
-  local buf = window.scratch('input')
+  local buf = window.scratch("input")
   vim.bo[buf].undolevels = -123456 -- the global value: undo works while typing
   local default = window.oneline(opts.default)
   api.nvim_buf_set_lines(buf, 0, -1, false, { default })
 
-  local title = opts.prompt_title and (' ' .. window.oneline(opts.prompt_title) .. ' ') or nil
+  local title = opts.prompt_title and (" " .. window.oneline(opts.prompt_title) .. " ") or nil
   local cfg = window.centered({
     width = M.config.width,
     height = 1,
     border = M.config.border,
     zindex = 70,
     title = title,
-    footer = ' <CR> send · <Esc> cancel ',
+    footer = " <CR> send · <Esc> cancel ",
   }, 1)
   local prev = api.nvim_get_current_win()
   local win = api.nvim_open_win(buf, true, cfg)
   api.nvim_win_set_cursor(win, { 1, #default })
-  vim.cmd('startinsert!')
+  vim.cmd("startinsert!")
 
   local done = false
   ---@param fn? fun(...)
@@ -63,20 +63,20 @@ function M.open(opts)
     end
   end
   local function submit()
-    finish(opts.on_submit, api.nvim_buf_get_lines(buf, 0, 1, false)[1] or '')
+    finish(opts.on_submit, api.nvim_buf_get_lines(buf, 0, 1, false)[1] or "")
   end
   local function cancel()
     finish(opts.on_cancel)
   end
 
   local map = function(modes, lhs, fn, desc)
-    vim.keymap.set(modes, lhs, fn, { buffer = buf, nowait = true, desc = 'minime: ' .. desc })
+    vim.keymap.set(modes, lhs, fn, { buffer = buf, nowait = true, desc = "minime: " .. desc })
   end
-  map({ 'n', 'i' }, '<CR>', submit, 'send')
-  map({ 'n', 'i' }, '<Esc>', cancel, 'cancel')
-  map({ 'n', 'i' }, '<C-c>', cancel, 'cancel')
+  map({ "n", "i" }, "<CR>", submit, "send")
+  map({ "n", "i" }, "<Esc>", cancel, "cancel")
+  map({ "n", "i" }, "<C-c>", cancel, "cancel")
   -- Leaving the float (mouse, <C-w>w) or closing it (:q) cancels; scheduled out of autocmds.
-  api.nvim_create_autocmd({ 'WinLeave', 'WinClosed' }, {
+  api.nvim_create_autocmd({ "WinLeave", "WinClosed" }, {
     buffer = buf,
     once = true,
     callback = function()
@@ -89,7 +89,7 @@ end
 --- Merge options into the config (see minime.input.Config).
 ---@param opts? minime.input.Config|{}
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
 end
 
 return M

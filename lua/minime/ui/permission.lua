@@ -7,7 +7,7 @@
 --- shows the request and the agent's own options, numbered in the order sent. Keys 1..9 pick
 --- an option, <CR> the one under the cursor, q/<Esc> dismiss. `on_answer(option_id)` is called
 --- exactly once, with nil when dismissed; never after `close(id)` (the host already answered).
-local window = require('minime.ui.window')
+local window = require("minime.ui.window")
 
 local api = vim.api
 
@@ -18,7 +18,7 @@ local M = {}
 ---@field width number fraction of the editor (<= 1) or columns; the float shrinks to its text
 ---@field height number fraction of the editor (<= 1) or lines; the float shrinks to its text
 ---@field border string|string[]
-local defaults = { focus = true, width = 0.7, height = 0.8, border = 'rounded' }
+local defaults = { focus = true, width = 0.7, height = 0.8, border = "rounded" }
 
 ---@type minime.permission.Config
 M.config = vim.deepcopy(defaults)
@@ -41,18 +41,18 @@ local queue = {}
 ---@type minime.permission.Prompt?
 local current
 
-local ns = api.nvim_create_namespace('minime.permission')
+local ns = api.nvim_create_namespace("minime.permission")
 
 local function str(x)
   if x == nil or x == vim.NIL then
-    return ''
+    return ""
   end
-  return type(x) == 'string' and x or tostring(x)
+  return type(x) == "string" and x or tostring(x)
 end
 
 local function split(s)
-  local lines = vim.split((s:gsub('\r\n', '\n')), '\n', { plain = true })
-  if #lines > 1 and lines[#lines] == '' then
+  local lines = vim.split((s:gsub("\r\n", "\n")), "\n", { plain = true })
+  if #lines > 1 and lines[#lines] == "" then
     lines[#lines] = nil
   end
   return lines
@@ -64,8 +64,8 @@ end
 ---@param has_diff boolean
 ---@return string[]
 local function input_lines(input, has_diff)
-  if type(input) ~= 'table' then
-    return (input ~= nil and input ~= vim.NIL) and { 'input: ' .. window.oneline(input) } or {}
+  if type(input) ~= "table" then
+    return (input ~= nil and input ~= vim.NIL) and { "input: " .. window.oneline(input) } or {}
   end
   local keys = vim.tbl_keys(input)
   table.sort(keys, function(a, b)
@@ -74,18 +74,18 @@ local function input_lines(input, has_diff)
   local lines = {}
   for _, k in ipairs(keys) do
     local v = input[k]
-    local head = tostring(k) .. ': '
-    if type(v) == 'string' and v:find('\n') then
+    local head = tostring(k) .. ": "
+    if type(v) == "string" and v:find("\n") then
       local vl = split(v)
       if has_diff then
-        lines[#lines + 1] = ('%s(%d lines)'):format(head, #vl)
+        lines[#lines + 1] = ("%s(%d lines)"):format(head, #vl)
       else
         lines[#lines + 1] = head
         for _, l in ipairs(vl) do
-          lines[#lines + 1] = '  ' .. l
+          lines[#lines + 1] = "  " .. l
         end
       end
-    elseif type(v) == 'string' then
+    elseif type(v) == "string" then
       lines[#lines + 1] = head .. v
     else
       local ok, s = pcall(vim.json.encode, v)
@@ -101,22 +101,22 @@ local function diff_lines(item)
   local path = str(item.path)
   local old, new = str(item.oldText), str(item.newText)
   local lines = {
-    '--- ' .. ((item.oldText == nil or item.oldText == vim.NIL) and '/dev/null' or 'a/' .. path),
-    '+++ b/' .. path,
+    "--- " .. ((item.oldText == nil or item.oldText == vim.NIL) and "/dev/null" or "a/" .. path),
+    "+++ b/" .. path,
   }
   -- Without a final newline on both sides, the last line would show as changed.
-  if old ~= '' and old:sub(-1) ~= '\n' then
-    old = old .. '\n'
+  if old ~= "" and old:sub(-1) ~= "\n" then
+    old = old .. "\n"
   end
-  if new ~= '' and new:sub(-1) ~= '\n' then
-    new = new .. '\n'
+  if new ~= "" and new:sub(-1) ~= "\n" then
+    new = new .. "\n"
   end
   local diff = vim.text and vim.text.diff or vim.diff
-  local ok, d = pcall(diff, old, new, { result_type = 'unified', ctxlen = 3 })
+  local ok, d = pcall(diff, old, new, { result_type = "unified", ctxlen = 3 })
   if not ok then
-    lines[#lines + 1] = '(diff failed: ' .. window.oneline(d) .. ')'
-  elseif d == '' then
-    lines[#lines + 1] = '(no changes)'
+    lines[#lines + 1] = "(diff failed: " .. window.oneline(d) .. ")"
+  elseif d == "" then
+    lines[#lines + 1] = "(no changes)"
   else
     vim.list_extend(lines, split(d))
   end
@@ -124,10 +124,10 @@ local function diff_lines(item)
 end
 
 local option_hl = {
-  allow_once = 'MiniMeOptionAllow',
-  allow_always = 'MiniMeOptionAllow',
-  reject_once = 'MiniMeOptionReject',
-  reject_always = 'MiniMeOptionReject',
+  allow_once = "MiniMeOptionAllow",
+  allow_always = "MiniMeOptionAllow",
+  reject_once = "MiniMeOptionReject",
+  reject_always = "MiniMeOptionReject",
 }
 
 ---@param req table
@@ -140,46 +140,46 @@ local function render(req)
       marks[#marks + 1] = { #lines - 1, 0, #line, group }
     end
   end
-  local content = type(req.content) == 'table' and req.content or {}
+  local content = type(req.content) == "table" and req.content or {}
   local has_diff = false
   for _, item in ipairs(content) do
-    has_diff = has_diff or (type(item) == 'table' and item.type == 'diff')
+    has_diff = has_diff or (type(item) == "table" and item.type == "diff")
   end
 
-  add(req.title ~= nil and req.title ~= vim.NIL and window.oneline(req.title) or 'Permission', 'MiniMeTitle')
-  if str(req.tool_kind) ~= '' then
-    add('kind: ' .. window.oneline(req.tool_kind), 'MiniMeToolKind')
+  add(req.title ~= nil and req.title ~= vim.NIL and window.oneline(req.title) or "Permission", "MiniMeTitle")
+  if str(req.tool_kind) ~= "" then
+    add("kind: " .. window.oneline(req.tool_kind), "MiniMeToolKind")
   end
   for _, l in ipairs(input_lines(req.input, has_diff)) do
     add(l)
   end
   for _, item in ipairs(content) do
-    add('')
-    if type(item) ~= 'table' then
+    add("")
+    if type(item) ~= "table" then
       add(window.oneline(item))
-    elseif item.type == 'diff' then
+    elseif item.type == "diff" then
       vim.list_extend(lines, diff_lines(item))
-    elseif item.type == 'text' or item.type == 'content' then
-      local text = item.text or (type(item.content) == 'table' and item.content.text)
+    elseif item.type == "text" or item.type == "content" then
+      local text = item.text or (type(item.content) == "table" and item.content.text)
       vim.list_extend(lines, split(str(text)))
     else
-      add('[' .. str(item.type) .. ']', 'Comment')
+      add("[" .. str(item.type) .. "]", "Comment")
     end
   end
-  add('')
+  add("")
   local first = #lines
-  local options = type(req.options) == 'table' and req.options or {}
+  local options = type(req.options) == "table" and req.options or {}
   for i, o in ipairs(options) do
-    local key = i <= 9 and tostring(i) or ' '
-    local line = ('%s. %s'):format(key, window.oneline(o.name or o.option_id))
+    local key = i <= 9 and tostring(i) or " "
+    local line = ("%s. %s"):format(key, window.oneline(o.name or o.option_id))
     add(line)
-    marks[#marks + 1] = { #lines - 1, 0, #key + 1, 'MiniMeOptionKey' }
+    marks[#marks + 1] = { #lines - 1, 0, #key + 1, "MiniMeOptionKey" }
     if option_hl[str(o.kind)] then
       marks[#marks + 1] = { #lines - 1, #key + 2, #line, option_hl[str(o.kind)] }
     end
   end
   if #options == 0 then
-    add('(the agent sent no options: q dismisses)', 'Comment')
+    add("(the agent sent no options: q dismisses)", "Comment")
   end
   return lines, marks, first, has_diff
 end
@@ -192,10 +192,10 @@ local function win_config(p, lines)
   local c = M.config
   local aw = window.area()
   local width = math.min(window.size(c.width, aw, 40), math.max(widest + 1, 40))
-  local n = #(type(p.req.options) == 'table' and p.req.options or {})
-  local title = ' minime · permission '
+  local n = #(type(p.req.options) == "table" and p.req.options or {})
+  local title = " minime · permission "
   if #queue > 0 then
-    title = title .. ('(+%d waiting) '):format(#queue)
+    title = title .. ("(+%d waiting) "):format(#queue)
   end
   return window.centered({
     width = width,
@@ -203,13 +203,13 @@ local function win_config(p, lines)
     border = c.border,
     zindex = 60,
     title = title,
-    footer = n > 0 and (' 1-%d choose · q dismiss '):format(math.min(n, 9)) or ' q dismiss ',
+    footer = n > 0 and (" 1-%d choose · q dismiss "):format(math.min(n, 9)) or " q dismiss ",
   }, #lines)
 end
 
 local function record(msg)
   M.errors[#M.errors + 1] = tostring(msg)
-  vim.notify('minime: permission answer failed: ' .. tostring(msg), vim.log.levels.ERROR)
+  vim.notify("minime: permission answer failed: " .. tostring(msg), vim.log.levels.ERROR)
 end
 
 --- Close a prompt's float and give focus back.
@@ -246,36 +246,36 @@ end
 ---@param p minime.permission.Prompt
 local function show(p)
   local lines, marks, first, has_diff = render(p.req)
-  local buf = window.scratch('permission')
+  local buf = window.scratch("permission")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   for _, m in ipairs(marks) do
     api.nvim_buf_set_extmark(buf, ns, m[1], m[2], { end_col = m[3], hl_group = m[4], strict = false })
   end
   vim.bo[buf].modifiable = false
   if has_diff then
-    vim.bo[buf].filetype = 'diff'
+    vim.bo[buf].filetype = "diff"
   end
   p.buf, p.first_option = buf, first
 
-  local options = type(p.req.options) == 'table' and p.req.options or {}
+  local options = type(p.req.options) == "table" and p.req.options or {}
   local map = function(lhs, fn, desc)
-    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = 'minime: ' .. desc })
+    vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "minime: " .. desc })
   end
   for i = 1, math.min(#options, 9) do
     map(tostring(i), function()
       answer(p, options[i].option_id)
-    end, 'answer ' .. window.oneline(options[i].name))
+    end, "answer " .. window.oneline(options[i].name))
   end
-  map('<CR>', function()
+  map("<CR>", function()
     local i = api.nvim_win_get_cursor(0)[1] - first
     if options[i] then
       answer(p, options[i].option_id)
     end
-  end, 'answer the option under the cursor')
-  for _, lhs in ipairs({ 'q', '<Esc>' }) do
+  end, "answer the option under the cursor")
+  for _, lhs in ipairs({ "q", "<Esc>" }) do
     map(lhs, function()
       answer(p, nil)
-    end, 'dismiss (reject)')
+    end, "dismiss (reject)")
   end
 
   p.prev_win = api.nvim_get_current_win()
@@ -286,7 +286,7 @@ local function show(p)
     vim.cmd.stopinsert()
   end
   -- Closed some other way (:q, <C-w>c): a dismissal. Scheduled: no new float in WinClosed.
-  api.nvim_create_autocmd('WinClosed', {
+  api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(p.win),
     once = true,
     callback = function()
@@ -385,11 +385,11 @@ end
 --- Merge options into the config (see minime.permission.Config).
 ---@param opts? minime.permission.Config|{}
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
 end
 
-api.nvim_create_autocmd('VimResized', {
-  group = api.nvim_create_augroup('minime.ui.permission', { clear = true }),
+api.nvim_create_autocmd("VimResized", {
+  group = api.nvim_create_augroup("minime.ui.permission", { clear = true }),
   callback = retitle,
 })
 

@@ -6,16 +6,18 @@
 ---   {kind="begin", prompt=string, cwd=string, session_id=string}   new turn: clear, show prompt
 ---   {kind="text", text=string}                 answer chunk (markdown; may split lines anywhere)
 ---   {kind="thinking", text=string}             reasoning chunk: dimmed, one fold per block
+---   {kind="user", text=string}                 user message chunk (replayed history): quoted
 ---   {kind="tool_call", id, title, tool_kind, status, input}   upsert of one tool line
 ---   {kind="tool_result", id, status, output}   status + output (folded) of a tool line
 ---   {kind="plan", entries={{content, status, priority}, ...}}  show or replace the plan block
----   {kind="done", stop_reason, usage={input_tokens, output_tokens, total_tokens}|nil, error}
+---   {kind="done", stop_reason, usage={input_tokens, output_tokens, total_tokens}|nil, error,
+---    session_id}                               error: plain words; session_id if begin had none
 ---   {kind="notice", text}                      a plain info line
 ---
 --- Speed: apply() costs O(size of the batch). Text goes in with one nvim_buf_set_text at the end
 --- of the buffer, whose end position is tracked here rather than read back; tool lines and the
 --- plan are edited in place through extmarks. The buffer is never rewritten, except on "begin".
-local window = require('minime.ui.window')
+local window = require("minime.ui.window")
 
 local api = vim.api
 
@@ -26,7 +28,7 @@ local M = {}
 ---@field width number fraction of the editor (<= 1) or columns
 ---@field height number fraction of the editor (<= 1) or lines
 ---@field border string|string[] see 'winborder'
-local defaults = { focus = false, width = 0.8, height = 0.6, border = 'rounded' }
+local defaults = { focus = false, width = 0.8, height = 0.6, border = "rounded" }
 
 ---@type minime.turn.Config
 M.config = vim.deepcopy(defaults)
@@ -43,14 +45,14 @@ local MAX_ERRORS = 100
 -- Tool output beyond this many lines is cut (with a note): it is folded, but a megabyte of
 -- output would still cost a redraw of every line when the fold is opened.
 local MAX_OUTPUT_LINES = 2000
-local INDENT = '    '
+local INDENT = "    "
 
 -- Regions (thinking blocks, tools with their body) read by foldexpr; one extmark each.
-local ns_fold = api.nvim_create_namespace('minime.turn.fold')
+local ns_fold = api.nvim_create_namespace("minime.turn.fold")
 -- Decorations (highlights) that are cleared and redrawn with their lines.
-local ns_hl = api.nvim_create_namespace('minime.turn.hl')
+local ns_hl = api.nvim_create_namespace("minime.turn.hl")
 -- Anchors (the plan block).
-local ns_pos = api.nvim_create_namespace('minime.turn.pos')
+local ns_pos = api.nvim_create_namespace("minime.turn.pos")
 
 ---@class minime.turn.Tool
 ---@field id string
@@ -78,6 +80,7 @@ local ns_pos = api.nvim_create_namespace('minime.turn.pos')
 ---@field prev_col integer byte length of the line before the last one (0 if none)
 ---@field block? string kind of the last block
 ---@field thinking? integer extmark of the thinking region still growing at the end
+---@field quote_next? boolean the next user chunk starts a quoted line
 ---@field regions table<integer, minime.turn.Tool|"thinking"> fold regions, by extmark id
 ---@field tools table<string, minime.turn.Tool>
 ---@field plan? {mark: integer, n: integer, last_len: integer}
@@ -106,20 +109,20 @@ end
 --- A field as a string: nil and vim.NIL are '', numbers and others are tostring'd.
 ---@return string
 local function str(x)
-  if type(x) == 'string' then
+  if type(x) == "string" then
     return x
   elseif x == nil or x == vim.NIL then
-    return ''
+    return ""
   end
   return tostring(x)
 end
 
 local function present(x)
-  return x ~= nil and x ~= vim.NIL and x ~= ''
+  return x ~= nil and x ~= vim.NIL and x ~= ""
 end
 
 local function split(s)
-  return vim.split(s, '\n', { plain = true })
+  return vim.split(s, "\n", { plain = true })
 end
 
 local function hl(t, row, col, end_row, end_col, group)
@@ -137,7 +140,7 @@ end
 ---@param t minime.turn.Turn
 ---@param s string
 local function append(t, s)
-  if s == '' then
+  if s == "" then
     return
   end
   local parts = split(s)
@@ -211,7 +214,7 @@ local function close_thinking(t)
     end_col = ecol,
     right_gravity = false,
     end_right_gravity = false,
-    hl_group = 'MiniMeThinking',
+    hl_group = "MiniMeThinking",
   })
 end
 
@@ -223,9 +226,9 @@ local function start_block(t, kind)
   if t.block then
     local blank = not (tight[kind] and t.block == kind)
     if t.col > 0 then
-      append(t, blank and '\n\n' or '\n')
+      append(t, blank and "\n\n" or "\n")
     elseif blank and t.row > 0 and t.prev_col > 0 then
-      append(t, '\n')
+      append(t, "\n")
     end
   end
   t.block = kind
@@ -239,21 +242,29 @@ end
 local function add_lines(t, kind, lines)
   start_block(t, kind)
   local row = t.row
-  append(t, table.concat(lines, '\n'))
+  append(t, table.concat(lines, "\n"))
   return row
 end
 
 ---@param t minime.turn.Turn
----@param kind "text"|"thinking"
+---@param kind "text"|"thinking"|"user"
 ---@param s string
 local function add_text(t, kind, s)
-  s = s:gsub('\r\n', '\n')
-  if s == '' then
+  s = s:gsub("\r\n", "\n")
+  if s == "" then
     return
   end
-  if t.block ~= kind then
+  local continuing = t.block == kind
+  if kind == "user" then
+    -- A quoted block, like the prompt; the "> " after a final newline waits for more text.
+    local body, nl = s:match("^(.-)(\n?)$")
+    local lead = (not continuing or t.quote_next) and "> " or ""
+    s = lead .. body:gsub("\n", "\n> ") .. nl
+    t.quote_next = nl ~= ""
+  end
+  if not continuing then
     start_block(t, kind)
-    if kind == 'thinking' then
+    if kind == "thinking" then
       -- Created before the text so that it grows with it (end_right_gravity) and foldexpr,
       -- evaluated while the text goes in, already sees the region.
       local id = set_fold_mark(t, t.row, t.col, {
@@ -261,10 +272,10 @@ local function add_text(t, kind, s)
         end_col = t.col,
         right_gravity = false,
         end_right_gravity = true,
-        hl_group = 'MiniMeThinking',
+        hl_group = "MiniMeThinking",
       })
       t.thinking = id
-      t.regions[id] = 'thinking'
+      t.regions[id] = "thinking"
     end
   end
   append(t, s)
@@ -273,44 +284,44 @@ end
 -- Tools ---------------------------------------------------------------------------------------
 
 local status_hl = {
-  pending = 'MiniMeStatusPending',
-  in_progress = 'MiniMeStatusRunning',
-  completed = 'MiniMeStatusDone',
-  failed = 'MiniMeStatusFailed',
+  pending = "MiniMeStatusPending",
+  in_progress = "MiniMeStatusRunning",
+  completed = "MiniMeStatusDone",
+  failed = "MiniMeStatusFailed",
 }
 
 --- The header line of a tool and its highlighted parts.
 ---@param tool minime.turn.Tool
 ---@return string line, {[1]: integer, [2]: integer, [3]: string}[] spans
 local function tool_header(tool)
-  local head = '⚙ ' .. tool.title
-  local spans = { { 0, #head, 'MiniMeTool' } }
+  local head = "⚙ " .. tool.title
+  local spans = { { 0, #head, "MiniMeTool" } }
   local line = head
   if tool.kind then
-    line = line .. '  [' .. tool.kind .. ']'
-    spans[#spans + 1] = { #head + 2, #line, 'MiniMeToolKind' }
+    line = line .. "  [" .. tool.kind .. "]"
+    spans[#spans + 1] = { #head + 2, #line, "MiniMeToolKind" }
   end
   local s = #line + 1
-  line = line .. ' ' .. tool.status
-  spans[#spans + 1] = { s, #line, status_hl[tool.status] or 'MiniMeStatusPending' }
+  line = line .. " " .. tool.status
+  spans[#spans + 1] = { s, #line, status_hl[tool.status] or "MiniMeStatusPending" }
   return line, spans
 end
 
 local function encode(x)
   local ok, s = pcall(vim.json.encode, x)
-  return ok and s or vim.inspect(x, { newline = ' ', indent = '' })
+  return ok and s or vim.inspect(x, { newline = " ", indent = "" })
 end
 
 --- Body lines for a tool's input: one compact line.
 ---@return string[]
 local function input_lines(input)
-  if type(input) == 'table' then
+  if type(input) == "table" then
     if next(input) == nil then
       return {}
     end
-    return { INDENT .. 'input: ' .. window.oneline(encode(input)) }
+    return { INDENT .. "input: " .. window.oneline(encode(input)) }
   elseif present(input) then
-    return { INDENT .. 'input: ' .. window.oneline(input) }
+    return { INDENT .. "input: " .. window.oneline(input) }
   end
   return {}
 end
@@ -318,15 +329,15 @@ end
 --- Body lines for a tool's output, indented (no markdown block structure inside) and capped.
 ---@return string[]
 local function output_lines(output)
-  if type(output) == 'table' then
-    output = vim.islist(output) and table.concat(vim.tbl_map(str, output), '\n') or encode(output)
+  if type(output) == "table" then
+    output = vim.islist(output) and table.concat(vim.tbl_map(str, output), "\n") or encode(output)
   end
-  output = str(output):gsub('\r\n', '\n')
-  if output == '' then
+  output = str(output):gsub("\r\n", "\n")
+  if output == "" then
     return {}
   end
   local src = split(output)
-  if src[#src] == '' then
+  if src[#src] == "" then
     src[#src] = nil
   end
   local lines = {}
@@ -334,7 +345,7 @@ local function output_lines(output)
     lines[i] = INDENT .. src[i]
   end
   if #src > MAX_OUTPUT_LINES then
-    lines[#lines + 1] = ('%s… %d more lines'):format(INDENT, #src - MAX_OUTPUT_LINES)
+    lines[#lines + 1] = ("%s… %d more lines"):format(INDENT, #src - MAX_OUTPUT_LINES)
   end
   return lines
 end
@@ -394,7 +405,7 @@ local function set_body(t, tool, part, lines)
   local h = header_row(t, tool)
   local ni, no = tool.input_n, tool.output_n
   local srow, scol, erow, ecol
-  if part == 'input' then
+  if part == "input" then
     srow, scol = h, tool.hlen
     erow, ecol = h + ni, ni > 0 and tool.input_len or tool.hlen
   else
@@ -404,11 +415,11 @@ local function set_body(t, tool, part, lines)
   -- The region must already cover the new lines when the edit makes foldexpr look at them.
   set_region(t, tool, h, true)
   api.nvim_buf_clear_namespace(t.buf, ns_hl, h + 1, h + ni + no + 1)
-  local repl = { '' }
+  local repl = { "" }
   vim.list_extend(repl, lines)
   splice(t, srow, scol, erow, ecol, repl)
   local n, len = #lines, #lines > 0 and #lines[#lines] or 0
-  if part == 'input' then
+  if part == "input" then
     tool.input_n, tool.input_len = n, len
   else
     tool.output_n, tool.output_len = n, len
@@ -416,7 +427,7 @@ local function set_body(t, tool, part, lines)
   set_region(t, tool, h, false)
   local rows, col = body_end(tool)
   if rows > 0 then
-    hl(t, h + 1, 0, h + rows, col, 'MiniMeToolOutput')
+    hl(t, h + 1, 0, h + rows, col, "MiniMeToolOutput")
   end
 end
 
@@ -430,15 +441,15 @@ local function get_tool(t, id)
   end
   tool = {
     id = id,
-    title = id ~= '' and id or 'tool',
-    status = 'pending',
+    title = id ~= "" and id or "tool",
+    status = "pending",
     hlen = 0,
     input_n = 0,
     input_len = 0,
     output_n = 0,
     output_len = 0,
   }
-  start_block(t, 'tool')
+  start_block(t, "tool")
   local h = t.row
   tool.region = set_fold_mark(t, h, 0, { right_gravity = false })
   t.tools[id] = tool
@@ -460,36 +471,36 @@ local function on_tool(t, ev, result)
   if present(ev.status) then
     tool.status = window.oneline(ev.status)
   elseif result and not new_row then
-    tool.status = 'completed'
+    tool.status = "completed"
   end
   draw_header(t, tool, new_row or header_row(t, tool))
   if not result and tool.input_n == 0 then
     local lines = input_lines(ev.input)
     if #lines > 0 then
-      set_body(t, tool, 'input', lines)
+      set_body(t, tool, "input", lines)
     end
   elseif result and ev.output ~= nil and ev.output ~= vim.NIL then
-    set_body(t, tool, 'output', output_lines(ev.output))
+    set_body(t, tool, "output", output_lines(ev.output))
   end
 end
 
 -- Other blocks --------------------------------------------------------------------------------
 
 local plan_marks = {
-  completed = { '☑ ', 'MiniMePlanDone' },
-  in_progress = { '◐ ', 'MiniMePlanActive' },
+  completed = { "☑ ", "MiniMePlanDone" },
+  in_progress = { "◐ ", "MiniMePlanActive" },
 }
 
 ---@param t minime.turn.Turn
 local function on_plan(t, ev)
-  local lines, groups = { 'Plan' }, { 'MiniMeTitle' }
-  local entries = type(ev.entries) == 'table' and ev.entries or {}
+  local lines, groups = { "Plan" }, { "MiniMeTitle" }
+  local entries = type(ev.entries) == "table" and ev.entries or {}
   for _, e in ipairs(entries) do
-    e = type(e) == 'table' and e or { content = e }
-    local mark = plan_marks[str(e.status)] or { '☐ ', false }
+    e = type(e) == "table" and e or { content = e }
+    local mark = plan_marks[str(e.status)] or { "☐ ", false }
     local line = mark[1] .. window.oneline(e.content)
-    if str(e.priority) == 'high' then
-      line = line .. ' (high)'
+    if str(e.priority) == "high" then
+      line = line .. " (high)"
     end
     lines[#lines + 1] = line
     groups[#groups + 1] = mark[2]
@@ -500,7 +511,7 @@ local function on_plan(t, ev)
     api.nvim_buf_clear_namespace(t.buf, ns_hl, row, row + t.plan.n)
     splice(t, row, 0, row + t.plan.n - 1, t.plan.last_len, lines)
   else
-    row = add_lines(t, 'plan', lines)
+    row = add_lines(t, "plan", lines)
     t.plan = { mark = api.nvim_buf_set_extmark(t.buf, ns_pos, row, 0, { right_gravity = false }) }
   end
   t.plan.n, t.plan.last_len = #lines, #lines[#lines]
@@ -512,43 +523,43 @@ local function on_plan(t, ev)
 end
 
 local reasons = {
-  end_turn = 'done',
-  max_tokens = 'stopped: token limit reached',
-  max_turn_requests = 'stopped: too many model requests',
-  refusal = 'the agent refused',
-  cancelled = 'cancelled',
+  end_turn = "done",
+  max_tokens = "stopped: token limit reached",
+  max_turn_requests = "stopped: too many model requests",
+  refusal = "the agent refused",
+  cancelled = "cancelled",
 }
 
 --- An error as one line of plain words: a Python traceback becomes its last line.
 ---@param err any
 ---@return string
 local function plain_error(err)
-  local s = str(err):gsub('\r', '')
+  local s = str(err):gsub("\r", "")
   local lines = vim.tbl_filter(function(l)
-    return l:match('%S') ~= nil
+    return l:match("%S") ~= nil
   end, split(s))
-  if s:find('Traceback (most recent call last)', 1, true) then
+  if s:find("Traceback (most recent call last)", 1, true) then
     lines = { lines[#lines] }
   end
-  s = vim.trim(table.concat(lines, ' '))
+  s = vim.trim(table.concat(lines, " "))
   if #s > 500 then
-    s = vim.fn.strcharpart(s, 0, 500) .. '…'
+    s = vim.fn.strcharpart(s, 0, 500) .. "…"
   end
-  return s ~= '' and s or 'unknown error'
+  return s ~= "" and s or "unknown error"
 end
 
 local function usage_text(usage)
-  if type(usage) ~= 'table' then
+  if type(usage) ~= "table" then
     return nil
   end
   local parts = {}
-  for _, k in ipairs({ 'input', 'output', 'total' }) do
-    local v = usage[k .. '_tokens']
-    if type(v) == 'number' then
-      parts[#parts + 1] = ('%d %s'):format(v, k)
+  for _, k in ipairs({ "input", "output", "total" }) do
+    local v = usage[k .. "_tokens"]
+    if type(v) == "number" then
+      parts[#parts + 1] = ("%d %s"):format(v, k)
     end
   end
-  return #parts > 0 and 'tokens: ' .. table.concat(parts, ', ') or nil
+  return #parts > 0 and "tokens: " .. table.concat(parts, ", ") or nil
 end
 
 ---@param t minime.turn.Turn
@@ -557,23 +568,23 @@ local function on_done(t, ev)
   local err = present(ev.error) and plain_error(ev.error) or nil
   local line, group
   if err then
-    line, group = '✗ error: ' .. err, 'MiniMeError'
+    line, group = "✗ error: " .. err, "MiniMeError"
   else
-    line = '■ ' .. (reasons[reason] or reason or 'ended')
-    group = reason == 'end_turn' and 'MiniMeDone' or 'MiniMeStatusPending'
+    line = "■ " .. (reasons[reason] or reason or "ended")
+    group = reason == "end_turn" and "MiniMeDone" or "MiniMeStatusPending"
   end
-  if reason and reasons[reason] ~= reason then
-    line = line .. ' (' .. reason .. ')'
+  if reason and reasons[reason] ~= reason and not (err and reason == "error") then
+    line = line .. " (" .. reason .. ")"
   end
   local usage = usage_text(ev.usage)
   if usage then
-    line = line .. ' · ' .. usage
+    line = line .. " · " .. usage
   end
-  local row = add_lines(t, 'done', { line })
+  local row = add_lines(t, "done", { line })
   hl(t, row, 0, row, #line, group)
   t.running = false
   t.stop_reason, t.error = reason, err
-  if present(ev.session_id) and str(ev.session_id) ~= '' then
+  if present(ev.session_id) then
     t.session_id = str(ev.session_id)
   end
   t.done = { cwd = t.cwd, session_id = t.session_id, stop_reason = reason, error = err }
@@ -581,12 +592,12 @@ end
 
 ---@param t minime.turn.Turn
 local function on_notice(t, ev)
-  local lines = split((str(ev.text):gsub('\r\n', '\n')))
+  local lines = split((str(ev.text):gsub("\r\n", "\n")))
   for i, l in ipairs(lines) do
-    lines[i] = (i == 1 and 'ℹ ' or '  ') .. l
+    lines[i] = (i == 1 and "ℹ " or "  ") .. l
   end
-  local row = add_lines(t, 'notice', lines)
-  hl(t, row, 0, row + #lines - 1, #lines[#lines], 'MiniMeNotice')
+  local row = add_lines(t, "notice", lines)
+  hl(t, row, 0, row + #lines - 1, #lines[#lines], "MiniMeNotice")
 end
 
 -- The float -----------------------------------------------------------------------------------
@@ -600,17 +611,17 @@ end
 
 ---@param t minime.turn.Turn
 local function win_config(t)
-  local where = vim.fn.fnamemodify(t.cwd, ':~')
+  local where = vim.fn.fnamemodify(t.cwd, ":~")
   if #where > 60 then
-    where = '…' .. where:sub(-59)
+    where = "…" .. where:sub(-59)
   end
   local footer
   if t.running then
-    footer = ' running · q hide · <C-c> cancel '
+    footer = " running · q hide · <C-c> cancel "
   elseif t.error then
-    footer = ' failed '
+    footer = " failed "
   else
-    footer = ' ' .. (reasons[t.stop_reason] or t.stop_reason or 'idle') .. ' '
+    footer = " " .. (reasons[t.stop_reason] or t.stop_reason or "idle") .. " "
   end
   local c = M.config
   return window.centered({
@@ -618,7 +629,7 @@ local function win_config(t)
     height = c.height,
     border = c.border,
     zindex = 45,
-    title = ' minime · ' .. where .. ' ',
+    title = " minime · " .. where .. " ",
     footer = footer,
   })
 end
@@ -637,10 +648,10 @@ local win_options = {
   conceallevel = 0,
   foldenable = true,
   foldlevel = 0,
-  foldmethod = 'expr',
+  foldmethod = "expr",
   foldexpr = "v:lua.require'minime.ui.turn'.foldexpr()",
   foldtext = "v:lua.require'minime.ui.turn'.foldtext()",
-  fillchars = 'eob: ,fold: ',
+  fillchars = "eob: ,fold: ",
 }
 
 local function hide(t)
@@ -658,25 +669,25 @@ end
 ---@param treesitter boolean
 local function highlight(t, treesitter)
   if (vim.treesitter.highlighter.active[t.buf] ~= nil) ~= treesitter then
-    pcall(treesitter and vim.treesitter.start or vim.treesitter.stop, t.buf, 'markdown')
+    pcall(treesitter and vim.treesitter.start or vim.treesitter.stop, t.buf, "markdown")
   end
 end
 
 --- Create the buffer of a turn (or a new one if the user wiped it).
 ---@param t minime.turn.Turn
 local function make_buffer(t)
-  local buf = window.scratch('turn', 'hide')
-  pcall(api.nvim_buf_set_name, buf, 'minime://turn/' .. t.key)
+  local buf = window.scratch("turn", "hide")
+  pcall(api.nvim_buf_set_name, buf, "minime://turn/" .. t.key)
   vim.b[buf].minime_key = t.key
-  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
   local key = t.key
-  vim.keymap.set('n', 'q', function()
+  vim.keymap.set("n", "q", function()
     M.close(key)
-  end, { buffer = buf, nowait = true, desc = 'minime: hide the turn (it goes on)' })
-  vim.keymap.set('n', '<C-c>', function()
+  end, { buffer = buf, nowait = true, desc = "minime: hide the turn (it goes on)" })
+  vim.keymap.set("n", "<C-c>", function()
     M.on_cancel(key)
-  end, { buffer = buf, desc = 'minime: cancel the turn' })
+  end, { buffer = buf, desc = "minime: cancel the turn" })
   t.buf, t.row, t.col, t.prev_col = buf, 0, 0, 0
   t.block, t.thinking, t.plan = nil, nil, nil
   t.regions, t.tools = {}, {}
@@ -706,15 +717,15 @@ local function on_begin(t, ev)
   for _, ns in ipairs({ ns_fold, ns_hl, ns_pos }) do
     api.nvim_buf_clear_namespace(t.buf, ns, 0, -1)
   end
-  local lines = split((str(ev.prompt):gsub('\r\n', '\n')))
+  local lines = split((str(ev.prompt):gsub("\r\n", "\n")))
   for i, l in ipairs(lines) do
-    lines[i] = l == '' and '>' or '> ' .. l
+    lines[i] = l == "" and ">" or "> " .. l
   end
   fold_rows[t.buf] = nil
   api.nvim_buf_set_lines(t.buf, 0, -1, false, lines)
   sync_end(t)
   highlight(t, false)
-  t.block, t.plan, t.regions, t.tools, t.done = 'prompt', nil, {}, {}, nil
+  t.block, t.plan, t.regions, t.tools, t.done = "prompt", nil, {}, {}, nil
   t.cwd = present(ev.cwd) and str(ev.cwd) or t.key
   t.session_id = present(ev.session_id) and str(ev.session_id) or nil
   t.running, t.stop_reason, t.error = true, nil, nil
@@ -743,13 +754,13 @@ local function run(t, fn, ...)
     pcall(function()
       t.thinking = nil
       sync_end(t)
-      t.block = 'error'
+      t.block = "error"
     end)
   end
 end
 
 local function status_changed()
-  local ok, status = pcall(require, 'minime.status')
+  local ok, status = pcall(require, "minime.status")
   if ok then
     status.refresh()
   end
@@ -764,14 +775,14 @@ local function finish(t)
   if visible(t) then
     api.nvim_win_set_config(t.win, win_config(t))
   else
-    local what = data.error and ('failed: ' .. data.error)
-      or ('finished (' .. (reasons[data.stop_reason] or data.stop_reason or 'ended') .. ')')
+    local what = data.error and ("failed: " .. data.error)
+      or ("finished (" .. (reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
     vim.notify(
-      'minime: turn in ' .. vim.fn.fnamemodify(t.cwd, ':~') .. ' ' .. what,
+      "minime: turn in " .. vim.fn.fnamemodify(t.cwd, ":~") .. " " .. what,
       data.error and vim.log.levels.ERROR or vim.log.levels.INFO
     )
   end
-  api.nvim_exec_autocmds('User', { pattern = 'MiniMeTurnDone', data = data, modeline = false })
+  api.nvim_exec_autocmds("User", { pattern = "MiniMeTurnDone", data = data, modeline = false })
 end
 
 ---@param key string
@@ -783,28 +794,28 @@ local function apply(key, events)
   local shown = visible(t)
   -- Follow the stream while the end is in view (the cursor can sit on a closed fold's start).
   local at_end = shown
-    and (api.nvim_win_get_cursor(t.win)[1] > t.row or vim.fn.line('w$', t.win) > t.row)
+    and (api.nvim_win_get_cursor(t.win)[1] > t.row or vim.fn.line("w$", t.win) > t.row)
   local opening, began = fresh, false
   vim.bo[t.buf].modifiable = true
   local i, n = 1, #events
   while i <= n do
     local ev = events[i]
-    local kind = type(ev) == 'table' and ev.kind or nil
-    if kind == 'text' or kind == 'thinking' then
+    local kind = type(ev) == "table" and ev.kind or nil
+    if kind == "text" or kind == "thinking" or kind == "user" then
       -- Coalesce a run of chunks into one edit.
       local parts = { str(ev.text) }
-      while i < n and type(events[i + 1]) == 'table' and events[i + 1].kind == kind do
+      while i < n and type(events[i + 1]) == "table" and events[i + 1].kind == kind do
         i = i + 1
         parts[#parts + 1] = str(events[i].text)
       end
       run(t, add_text, kind, table.concat(parts))
     elseif handlers[kind] then
-      if kind == 'begin' then
+      if kind == "begin" then
         opening, began, at_end = true, true, true
       end
       run(t, handlers[kind], ev)
     else
-      record(('unknown event kind %q'):format(str(kind)))
+      record(("unknown event kind %q"):format(str(kind)))
     end
     i = i + 1
   end
@@ -833,7 +844,7 @@ end
 ---@param key string
 ---@param events table[]
 function M.apply(key, events)
-  local ok, err = pcall(apply, str(key), type(events) == 'table' and events or {})
+  local ok, err = pcall(apply, str(key), type(events) == "table" and events or {})
   if not ok then
     record(err)
   end
@@ -856,7 +867,7 @@ function M.open(key)
   end
   t.win = api.nvim_open_win(t.buf, M.config.focus, win_config(t))
   for name, value in pairs(win_options) do
-    api.nvim_set_option_value(name, value, { win = t.win, scope = 'local' })
+    api.nvim_set_option_value(name, value, { win = t.win, scope = "local" })
   end
   follow(t)
   return true
@@ -942,7 +953,7 @@ end
 --- Merge options into the config (see minime.turn.Config).
 ---@param opts? minime.turn.Config|{}
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
 end
 
 --- 'foldexpr' of the float: a fold per thinking block and per tool with a body.
@@ -971,17 +982,17 @@ function M.foldexpr()
     local mid = math.floor((lo + hi) / 2)
     local first = rows[2 * mid - 1]
     if first == l then
-      return '>1'
+      return ">1"
     elseif first < l then
       if rows[2 * mid] >= l then
-        return '1'
+        return "1"
       end
       lo = mid + 1
     else
       hi = mid - 1
     end
   end
-  return '0'
+  return "0"
 end
 
 --- 'foldtext' of the float.
@@ -990,31 +1001,31 @@ function M.foldtext()
   local buf = api.nvim_get_current_buf()
   local t = by_buf[buf]
   local first, n = vim.v.foldstart, vim.v.foldend - vim.v.foldstart + 1
-  local line = api.nvim_buf_get_lines(buf, first - 1, first, false)[1] or ''
+  local line = api.nvim_buf_get_lines(buf, first - 1, first, false)[1] or ""
   local marks = api.nvim_buf_get_extmarks(buf, ns_fold, { first - 1, 0 }, { first - 1, -1 }, {})
   local region = t and marks[1] and t.regions[marks[1][1]]
-  if type(region) == 'table' then
+  if type(region) == "table" then
     local _, spans = tool_header(region)
     local chunks, pos = {}, 0
     for _, s in ipairs(spans) do
       if s[1] > pos then
-        chunks[#chunks + 1] = { line:sub(pos + 1, s[1]), 'MiniMeFold' }
+        chunks[#chunks + 1] = { line:sub(pos + 1, s[1]), "MiniMeFold" }
       end
       chunks[#chunks + 1] = { line:sub(s[1] + 1, s[2]), s[3] }
       pos = s[2]
     end
-    chunks[#chunks + 1] = { ('  ▸ %d lines'):format(n - 1), 'MiniMeFold' }
+    chunks[#chunks + 1] = { ("  ▸ %d line%s"):format(n - 1, n == 2 and "" or "s"), "MiniMeFold" }
     return chunks
   end
   return {
-    { '▸ thinking ', 'MiniMeFold' },
-    { vim.trim(line), 'MiniMeThinking' },
-    { ('  (%d lines)'):format(n), 'MiniMeFold' },
+    { "▸ thinking ", "MiniMeFold" },
+    { vim.trim(line), "MiniMeThinking" },
+    { ("  (%d lines)"):format(n), "MiniMeFold" },
   }
 end
 
-api.nvim_create_autocmd('VimResized', {
-  group = api.nvim_create_augroup('minime.ui.turn', { clear = true }),
+api.nvim_create_autocmd("VimResized", {
+  group = api.nvim_create_augroup("minime.ui.turn", { clear = true }),
   callback = function()
     for _, t in pairs(turns) do
       if visible(t) then

@@ -5,25 +5,25 @@ local api = vim.api
 
 -- Default highlight groups, linked so colorschemes style them; users override with :hi.
 local links = {
-  MiniMeThinking = 'Comment',
-  MiniMePrompt = 'Special',
-  MiniMeTool = 'Function',
-  MiniMeToolKind = 'Type',
-  MiniMeToolOutput = 'Comment',
-  MiniMeStatusPending = 'DiagnosticWarn',
-  MiniMeStatusRunning = 'DiagnosticInfo',
-  MiniMeStatusDone = 'DiagnosticOk',
-  MiniMeStatusFailed = 'DiagnosticError',
-  MiniMePlanDone = 'Comment',
-  MiniMePlanActive = 'DiagnosticInfo',
-  MiniMeNotice = 'DiagnosticInfo',
-  MiniMeDone = 'Comment',
-  MiniMeError = 'DiagnosticError',
-  MiniMeFold = 'Folded',
-  MiniMeOptionAllow = 'DiagnosticOk',
-  MiniMeOptionReject = 'DiagnosticError',
-  MiniMeOptionKey = 'Number',
-  MiniMeTitle = 'Title',
+  MiniMeThinking = "Comment",
+  MiniMePrompt = "Special",
+  MiniMeTool = "Function",
+  MiniMeToolKind = "Type",
+  MiniMeToolOutput = "Comment",
+  MiniMeStatusPending = "DiagnosticWarn",
+  MiniMeStatusRunning = "DiagnosticInfo",
+  MiniMeStatusDone = "DiagnosticOk",
+  MiniMeStatusFailed = "DiagnosticError",
+  MiniMePlanDone = "Comment",
+  MiniMePlanActive = "DiagnosticInfo",
+  MiniMeNotice = "DiagnosticInfo",
+  MiniMeDone = "Comment",
+  MiniMeError = "DiagnosticError",
+  MiniMeFold = "Folded",
+  MiniMeOptionAllow = "DiagnosticOk",
+  MiniMeOptionReject = "DiagnosticError",
+  MiniMeOptionKey = "Number",
+  MiniMeTitle = "Title",
 }
 
 function M.highlights()
@@ -33,8 +33,8 @@ function M.highlights()
 end
 
 M.highlights()
-api.nvim_create_autocmd('ColorScheme', {
-  group = api.nvim_create_augroup('minime.ui.highlights', { clear = true }),
+api.nvim_create_autocmd("ColorScheme", {
+  group = api.nvim_create_augroup("minime.ui.highlights", { clear = true }),
   callback = M.highlights,
 })
 
@@ -70,20 +70,20 @@ function M.centered(opts, lines)
     height = math.max(1, math.min(height, lines))
   end
   local cfg = {
-    relative = 'editor',
+    relative = "editor",
     width = width,
     height = height,
     row = math.max(0, math.floor((ah - height) / 2)),
     col = math.max(0, math.floor((aw - width) / 2)),
     border = opts.border,
     zindex = opts.zindex,
-    style = 'minimal',
+    style = "minimal",
   }
-  if opts.border ~= 'none' and opts.border ~= '' then
+  if opts.border ~= "none" and opts.border ~= "" then
     cfg.title = opts.title
-    cfg.title_pos = opts.title and 'center' or nil
+    cfg.title_pos = opts.title and "center" or nil
     cfg.footer = opts.footer
-    cfg.footer_pos = opts.footer and 'right' or nil
+    cfg.footer_pos = opts.footer and "right" or nil
   end
   return cfg
 end
@@ -95,7 +95,7 @@ end
 function M.scratch(kind, bufhidden)
   local buf = api.nvim_create_buf(false, true)
   local bo = vim.bo[buf]
-  bo.bufhidden = bufhidden or 'wipe'
+  bo.bufhidden = bufhidden or "wipe"
   bo.swapfile = false
   bo.undolevels = -1
   vim.b[buf].minime = kind
@@ -124,9 +124,9 @@ end
 ---@return string
 function M.oneline(s)
   if s == nil or s == vim.NIL then
-    return ''
+    return ""
   end
-  return (tostring(s):gsub('\r?\n', ' '))
+  return (tostring(s):gsub("\r?\n", " "))
 end
 
 return M

@@ -1,4 +1,4 @@
-"""``python -m minime``: the Neovim host started by the Lua layer (``jobstart(..., {rpc=true})``)."""
+"""``python -m minime``: the Neovim host the Lua layer starts with ``jobstart(…, {rpc=true})``."""
 
 from __future__ import annotations
 

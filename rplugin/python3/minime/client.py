@@ -439,6 +439,8 @@ async def connect(
         raise Error(f'discovery must be "meta" or "request", got {discovery!r}')
     if discovery == "meta" and callable(tools):
         raise Error('tools given as a function need discovery="request"')
+    if not callable(tools):
+        tools = tools_mod.validate(tools)  # refused before anything is spawned
     workdir = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
     if not os.path.isdir(workdir):
         raise Error(f"working directory not found: {workdir}")

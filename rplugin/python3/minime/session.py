@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import Busy, Error
-from .model import Event, Result
+from .model import Event, Result, ToolCall
 from .updates import to_event
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ class Turn:
         self.prompt = prompt
         self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
         self.parts: list[str] = []
+        self.calls: dict[str, ToolCall] = {}
         self.ended = asyncio.Event()
         self.request: asyncio.Task[None] | None = None
         self.cancel_sent = False
@@ -34,9 +35,26 @@ class Turn:
     def push(self, event: Event) -> None:
         if self.ended.is_set():
             return
+        if event.call is not None:
+            event.call = self.known_call(event.call)
         if event.kind == "text":
             self.parts.append(event.text)
         self.queue.put_nowait(event)
+
+    def known_call(self, call: ToolCall) -> ToolCall:
+        """An update names only what changed: keep what earlier events said about the call."""
+        before = self.calls.get(call.id)
+        if before is not None:
+            call = ToolCall(
+                id=call.id,
+                title=call.title or before.title,
+                kind=call.kind if call.kind != "other" or not before.kind else before.kind,
+                status=call.status or before.status,
+                input=call.input if call.input is not None else before.input,
+                content=call.content or before.content,
+            )
+        self.calls[call.id] = call
+        return call
 
     def finish(self, stop_reason: str, usage: dict[str, Any] | None) -> None:
         if self.ended.is_set():
@@ -123,8 +141,12 @@ class Session:
 
     async def cancel(self) -> None:
         """Send ``session/cancel``; the turn ends ``cancelled`` with the text so far."""
-        turn = self._turn
-        if turn is None or turn.ended.is_set() or turn.cancel_sent:
+        if self._turn is not None:
+            await self.cancel_turn(self._turn)
+
+    async def cancel_turn(self, turn: Turn) -> None:
+        """Cancel this very turn (not whichever turn runs when the call is finally made)."""
+        if turn.ended.is_set() or turn.cancel_sent:
             return
         turn.cancel_sent = True
         for task in list(self.pending_permissions):
@@ -221,7 +243,7 @@ class TurnStream:
         self._finished = True
         turn = self._turn
         turn.abandoned = True
-        await self._session.cancel()
+        await self._session.cancel_turn(turn)
         if wait:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
@@ -241,6 +263,6 @@ class TurnStream:
         turn = self._turn
         turn.abandoned = True
         with contextlib.suppress(RuntimeError):  # no loop any more: nothing left to cancel
-            task = asyncio.get_running_loop().create_task(self._session.cancel())
+            task = asyncio.get_running_loop().create_task(self._session.cancel_turn(turn))
             _BACKGROUND.add(task)
             task.add_done_callback(_BACKGROUND.discard)

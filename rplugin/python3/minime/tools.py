@@ -48,7 +48,7 @@ ToolSource = Sequence[Tool] | Callable[[str, str], Iterable[Tool]]
 
 def model_name(name: str) -> str:
     """The name the model sees: ``open buffers`` → ``client_open_buffers``."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", f"client_{name}").strip("_")
+    return "client_" + re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
 
 
 def validate(tools: Iterable[Tool]) -> list[Tool]:

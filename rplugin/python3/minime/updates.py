@@ -44,7 +44,7 @@ def _tool_call(update: Any) -> ToolCall:
     return ToolCall(
         id=update.tool_call_id,
         title=update.title or "",
-        kind=update.kind or "other",
+        kind=update.kind or "other",  # the kind ACP gives a call that names none
         status=update.status,
         input=update.raw_input,
         content=[_plain(item) for item in update.content or []],

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""A tiny ACP agent for the benchmarks (the SDK's agent side), timing on its own clock.
+
+    python bench/agent.py
+
+It speaks mm's client-tool dialect just enough: the tool list comes from ``initialize``'s
+``_meta["org.mini-me/tools"]`` (discovery ``meta``) or, when that is ``true``, from a
+``_org.mini-me/tools/list`` request before ``session/new`` is answered (discovery
+``request``); each call carries ``_meta: {"org.mini-me/sessionId": <sid>}``. It never asks a
+permission. The prompt's text is one command:
+
+``rt METHOD N WARMUP OUT [JSON]``    WARMUP then N requests to METHOD (one after another), each
+                                     timed with ``time.perf_counter_ns`` around the request.
+``tool NAME N WARMUP OUT [JSON]``    the same for the client tool NAME (its method from the
+                                     discovered list).
+``chunks N SIZE OUT``                N ``agent_message_chunk`` updates (the fake mm's
+                                     ``/chunks``), then ``time.monotonic_ns()`` (CLOCK_MONOTONIC,
+                                     the clock of Neovim's ``vim.uv.hrtime()``) taken right after
+                                     the last one was written.
+``say TEXT``                         one text chunk.
+
+Timings go to the file OUT as JSON ``{"ns": [...], "last": <last answer>}`` (rt/tool) or
+``{"last_sent_ns": ..., "first_sent_ns": ...}`` (chunks); the answer text is ``done``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from typing import Any
+
+SESSION_META = "org.mini-me/sessionId"
+META_TOOLS = "org.mini-me/tools"
+LIST_METHOD = "_org.mini-me/tools/list"
+
+
+def write_json(path: str, value: Any) -> None:
+    """Whole or not at all: a reader polling for the file never sees half of it."""
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(value, f)
+    os.replace(path + ".tmp", path)
+
+
+def chunks_text(count: int, size: int = 16) -> list[str]:
+    """Chunk i is ``i`` padded with dots to SIZE (as tests/fake_mm.py's ``/chunks``)."""
+    return [str(i).ljust(size, ".")[: max(size, 1)] for i in range(count)]
+
+
+class BenchAgent:
+    def __init__(self) -> None:
+        self.meta_tools: dict[str, str] = {}
+        self.request_mode = False
+        self.session_tools: dict[str, dict[str, str]] = {}
+        self.counter = 0
+
+    def on_connect(self, conn: Any) -> None:
+        self.rpc = conn._conn  # the SDK's Connection: plain-dict requests, as mm's wire shows
+
+    async def initialize(
+        self, protocol_version: int, client_capabilities: Any = None, **_: Any
+    ) -> dict[str, Any]:
+        meta = getattr(client_capabilities, "field_meta", None) or {}
+        tools = meta.get(META_TOOLS)
+        if tools is True:
+            self.request_mode = True
+        elif isinstance(tools, list):
+            self.meta_tools = {t["name"]: t["method"] for t in tools if isinstance(t, dict)}
+        return {
+            "protocolVersion": min(int(protocol_version), 1),
+            "agentCapabilities": {"loadSession": False},
+            "agentInfo": {"name": "bench-agent", "version": "0"},
+            "authMethods": [],
+        }
+
+    async def new_session(self, cwd: str, **_: Any) -> dict[str, Any]:
+        self.counter += 1
+        sid = f"bench-{self.counter}"
+        tools = dict(self.meta_tools)
+        if self.request_mode:
+            answer = await self.rpc.send_request(LIST_METHOD, {"sessionId": sid, "cwd": cwd})
+            tools = {t["name"]: t["method"] for t in (answer or {}).get("tools", [])}
+        self.session_tools[sid] = tools
+        return {"sessionId": sid}
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        return None
+
+    async def say(self, sid: str, text: str) -> None:
+        await self.rpc.send_notification(
+            "session/update",
+            {
+                "sessionId": sid,
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": text},
+                },
+            },
+        )
+
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> dict[str, Any]:
+        text = "".join(getattr(block, "text", "") or "" for block in prompt).strip()
+        command, _, rest = text.partition(" ")
+        if command in ("rt", "tool"):
+            parts = rest.split(" ", 4)
+            target, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
+            args = json.loads(parts[4]) if len(parts) > 4 and parts[4].strip() else {}
+            method = target
+            if command == "tool":
+                method = self.session_tools.get(session_id, {}).get(target, "")
+                if not method:
+                    raise RuntimeError(f"no tool {target!r} in this session")
+            params = {**args, "_meta": {SESSION_META: session_id}}
+            send = self.rpc.send_request
+            clock = time.perf_counter_ns
+            last = None
+            for _i in range(warmup):
+                last = await send(method, params)
+            times = []
+            for _i in range(n):
+                start = clock()
+                last = await send(method, params)
+                times.append(clock() - start)
+            write_json(out, {"ns": times, "last": last})
+        elif command == "chunks":
+            n, size, out = rest.split(" ", 2)
+            chunks = chunks_text(int(n), int(size))
+            first = time.monotonic_ns()
+            for chunk in chunks:
+                await self.say(session_id, chunk)
+            last_sent = time.monotonic_ns()
+            write_json(out, {"first_sent_ns": first, "last_sent_ns": last_sent})
+            return {"stopReason": "end_turn"}
+        elif command == "say":
+            await self.say(session_id, rest)
+            return {"stopReason": "end_turn"}
+        else:
+            await self.say(session_id, f"unknown command {command!r}")
+            return {"stopReason": "end_turn"}
+        await self.say(session_id, "done")
+        return {"stopReason": "end_turn"}
+
+
+async def serve() -> None:
+    from acp import run_agent
+    from acp.stdio import stdio_streams
+
+    reader, writer = await stdio_streams(limit=256 * 1024 * 1024)
+    await run_agent(BenchAgent(), writer, reader, use_unstable_protocol=True)
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        sys.exit(130)

