@@ -124,10 +124,8 @@ class BareSession:
                 self.proc.kill()
                 await self.proc.wait()
         if self.conn is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await self.conn.close()
-            except Exception:
-                pass
 
 
 def lua_str(value: str) -> str:

@@ -66,6 +66,7 @@ model read>``, so a test asserts the model's view over the wire.
                                 request, an unknown session/update kind, a response to no
                                 request, vendor updates (session_info, usage, commands).
 ``/badutf8``                    a session/update line that is not UTF-8.
+``/big-update BYTES``           an ``available_commands_update`` line of about BYTES bytes.
 ``/stderr LINE``                one stderr line.
 ``/error MESSAGE``              the prompt answered with JSON-RPC error -32603, MESSAGE.
 ``/error-data TEXT``            the same, as mm says it: ``Internal error`` with data TEXT.
@@ -950,6 +951,14 @@ async def _badutf8(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, "after badutf8")
 
 
+async def _big_update(mm: FakeMM, turn: Turn, rest: str) -> None:
+    count = max(1, int(rest) // 1024)
+    commands = [{"name": f"cmd{i}", "description": "d" * 1000} for i in range(count)]
+    body = {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+    await mm.update(turn.session.id, body)
+    await mm.say(turn, "after big-update")
+
+
 async def _stderr(mm: FakeMM, turn: Turn, rest: str) -> None:
     log(rest)
 
@@ -1011,6 +1020,7 @@ COMMANDS = {
     "/terminal": _terminal,
     "/garbage": _garbage,
     "/badutf8": _badutf8,
+    "/big-update": _big_update,
     "/stderr": _stderr,
     "/error": _error,
     "/error-data": _error_data,

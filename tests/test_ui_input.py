@@ -86,12 +86,18 @@ def test_esc_in_normal_mode_cancels(nvim):
     assert got(nvim) == [["cancel"]]
 
 
-def test_leaving_the_float_cancels_once(nvim):
+def test_leaving_the_float_keeps_it_closing_it_cancels_once(nvim):
     main, win = open_input(nvim)
+    nvim.input("draft")
+    wait_for(
+        lambda: nvim.exec_lua("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]") == "draft"
+    )
     nvim.exec_lua("vim.api.nvim_set_current_win(...)", main)
+    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is True
+    assert got(nvim) == []
+    nvim.exec_lua("vim.api.nvim_win_close(..., true)", win)
     wait_for(lambda: got(nvim), message="a result")
     assert got(nvim) == [["cancel"]]
-    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is False
 
 
 def test_default_text_is_submitted_as_is(nvim):

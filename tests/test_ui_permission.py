@@ -277,3 +277,34 @@ def test_no_options_can_still_be_dismissed(nvim):
     nvim.input("q")
     wait_for(lambda: answers(nvim), message="an answer")
     assert answers(nvim) == [["r1", "nil"]]
+
+
+def test_a_prompt_over_the_input_float_keeps_the_draft(nvim):
+    nvim.exec_lua("require('minime.ui.input').open({ on_submit = function() end })")
+    nvim.input("my draft")
+    wait_for(
+        lambda: nvim.exec_lua("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]") == "my draft"
+    )
+    input_win = nvim.exec_lua("return vim.api.nvim_get_current_win()")
+    ask(nvim, request())
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "n", message="normal mode")
+    nvim.input("1")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == input_win
+    assert nvim.exec_lua("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]") == "my draft"
+
+
+def test_a_prompt_during_the_command_line_does_not_take_focus(nvim):
+    main = nvim.exec_lua("return vim.api.nvim_get_current_win()")
+    nvim.input(":")
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "c", message="command-line mode")
+    ask(nvim, request())
+    assert shown(nvim)[0] == "bash: rm -rf build"
+    nvim.input("<Esc>")
+    wait_for(lambda: nvim.api.get_mode()["mode"] == "n", message="normal mode")
+    assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == main
+    assert answers(nvim) == []
+    nvim.exec_lua("require('minime.ui.permission').focus()")
+    nvim.input("2")
+    wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "allow_always"]]

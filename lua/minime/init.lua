@@ -107,6 +107,8 @@ function M.ask(text, range)
     payload.context = context
     payload.selection = selection
     payload.tool_ctx = config.tool_ctx(cwd)
+    payload.ready_timeout = config.options.ready_timeout
+    payload.cancel_timeout = config.options.cancel_timeout
     if payload.demo then
       vim.notify("minime: no mm found — using the offline demo agent", vim.log.levels.INFO)
     end

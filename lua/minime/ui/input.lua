@@ -2,7 +2,8 @@
 ---
 --- <CR> (insert or normal mode) submits the line. <Esc> cancels in normal mode and also in
 --- insert mode: for a one-line box a second <Esc> to get out would only be a trap. <C-c>
---- cancels too, and so does leaving or closing the float.
+--- cancels too, and so does closing the float (:q). Leaving it (a permission prompt taking
+--- focus, <C-w>w) keeps it and its text.
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -32,7 +33,8 @@ function M.open(opts)
   local default = window.oneline(opts.default)
   api.nvim_buf_set_lines(buf, 0, -1, false, { default })
 
-  local title = opts.prompt_title and (" " .. window.oneline(opts.prompt_title) .. " ") or nil
+  local title = opts.prompt_title and vim.trim(window.oneline(opts.prompt_title))
+  title = title and (" " .. title .. " ") or nil
   local cfg = window.centered({
     width = M.config.width,
     height = 1,
@@ -75,9 +77,9 @@ function M.open(opts)
   map({ "n", "i" }, "<CR>", submit, "send")
   map({ "n", "i" }, "<Esc>", cancel, "cancel")
   map({ "n", "i" }, "<C-c>", cancel, "cancel")
-  -- Leaving the float (mouse, <C-w>w) or closing it (:q) cancels; scheduled out of autocmds.
-  api.nvim_create_autocmd({ "WinLeave", "WinClosed" }, {
-    buffer = buf,
+  -- Closed some other way: a cancel (scheduled: callbacks may open windows).
+  api.nvim_create_autocmd("WinClosed", {
+    pattern = tostring(win),
     once = true,
     callback = function()
       vim.schedule(cancel)

@@ -33,7 +33,6 @@ M.errors = {}
 ---@field buf? integer
 ---@field win? integer
 ---@field prev_win? integer
----@field first_option? integer row of option 1
 ---@field done? boolean
 
 ---@type minime.permission.Prompt[]
@@ -131,7 +130,10 @@ local option_hl = {
 }
 
 ---@param req table
----@return string[] lines, table[] marks {row, col, end_col, group}, integer first_option_row, boolean has_diff
+---@return string[] lines
+---@return table[] marks {row, col, end_col, group}
+---@return integer first row of the options (0-based)
+---@return boolean has_diff
 local function render(req)
   local lines, marks = {}, {}
   local function add(line, group)
@@ -146,7 +148,8 @@ local function render(req)
     has_diff = has_diff or (type(item) == "table" and item.type == "diff")
   end
 
-  add(req.title ~= nil and req.title ~= vim.NIL and window.oneline(req.title) or "Permission", "MiniMeTitle")
+  local title = str(req.title) ~= "" and window.oneline(req.title) or "Permission"
+  add(title, "MiniMeTitle")
   if str(req.tool_kind) ~= "" then
     add("kind: " .. window.oneline(req.tool_kind), "MiniMeToolKind")
   end
@@ -249,13 +252,14 @@ local function show(p)
   local buf = window.scratch("permission")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   for _, m in ipairs(marks) do
-    api.nvim_buf_set_extmark(buf, ns, m[1], m[2], { end_col = m[3], hl_group = m[4], strict = false })
+    local opts = { end_col = m[3], hl_group = m[4], strict = false }
+    api.nvim_buf_set_extmark(buf, ns, m[1], m[2], opts)
   end
   vim.bo[buf].modifiable = false
   if has_diff then
     vim.bo[buf].filetype = "diff"
   end
-  p.buf, p.first_option = buf, first
+  p.buf = buf
 
   local options = type(p.req.options) == "table" and p.req.options or {}
   local map = function(lhs, fn, desc)
@@ -279,10 +283,19 @@ local function show(p)
   end
 
   p.prev_win = api.nvim_get_current_win()
-  p.win = api.nvim_open_win(buf, M.config.focus, win_config(p, lines))
+  -- Not entered from the command line: the user is typing, and switching could fail there.
+  local enter = M.config.focus and api.nvim_get_mode().mode:sub(1, 1) ~= "c"
+  local ok, win = pcall(api.nvim_open_win, buf, enter, win_config(p, lines))
+  if not ok and enter then
+    enter = false
+    win = api.nvim_open_win(buf, false, win_config(p, lines))
+  elseif not ok then
+    error(win, 0)
+  end
+  p.win = win
   -- Show the options: the cursor on the first one scrolls a long diff to its end.
   pcall(api.nvim_win_set_cursor, p.win, { math.min(first + 1, #lines), 0 })
-  if M.config.focus then
+  if enter then
     vim.cmd.stopinsert()
   end
   -- Closed some other way (:q, <C-w>c): a dismissal. Scheduled: no new float in WinClosed.

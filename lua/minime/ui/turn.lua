@@ -921,7 +921,8 @@ end
 
 --- State of a turn, or nil.
 ---@param key string
----@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string, stop_reason?: string}?
+---@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string,
+---  stop_reason?: string}?
 function M.get(key)
   local t = turns[key]
   if not t then

@@ -58,8 +58,16 @@ function M.area()
   return vim.o.columns - 2, math.max(height, 1)
 end
 
+---@class minime.ui.FloatOpts
+---@field width number fraction of the editor (<= 1) or columns
+---@field height number fraction of the editor (<= 1) or lines
+---@field border string|string[]
+---@field zindex? integer
+---@field title? string
+---@field footer? string
+
 --- Config for a float centred in the editor.
----@param opts {width: number, height: number, border: string|string[], zindex?: integer, title?: string, footer?: string}
+---@param opts minime.ui.FloatOpts
 ---@param lines? integer content height: the float shrinks to it when smaller
 ---@return vim.api.keyset.win_config
 function M.centered(opts, lines)

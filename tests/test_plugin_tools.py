@@ -1,0 +1,189 @@
+"""Editor tools through the whole stack: fake mm → library → host → Lua readers → back."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from nvim_harness import REPO, start
+from test_plugin import INIT, Editor, lua_table
+
+BUILTIN = [
+    "client_diagnostics",
+    "client_open_buffers",
+    "client_quickfix",
+    "client_read_buffer",
+    "client_selection",
+]
+
+
+def yolo_agent_file(directory: Path, discovery: str | None) -> str:
+    tools: dict[str, Any] = {} if discovery is None else {"discovery": discovery}
+    data = {"yolo": True, "acp": {"clientTools": tools}}
+    path = directory / "agent.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def open_editor(tmp_path: Path, file_discovery: str | None, **opts: Any) -> Any:
+    """A Neovim whose agent file names `file_discovery`; `opts` go to setup()."""
+    config = yolo_agent_file(tmp_path, file_discovery)
+    options = {"mm": str(REPO / "demo" / "mm"), "config": config, **opts}
+    return start(INIT % lua_table(options))
+
+
+def ask(ed: Editor, text: str, count: int) -> str:
+    ed.ask(text)
+    ed.wait_done(count)
+    return ed.turn_text()
+
+
+def model_read(text: str, tool: str) -> str:
+    """What the fake mm says the model read from `tool` (one line `client_x -> ...`)."""
+    marker = f"{tool} -> "
+    line = text.split(marker, 1)[1].split("\n■", 1)[0]
+    return line.strip()
+
+
+def listed_tools(text: str) -> list[dict[str, Any]]:
+    start_at = text.index("[")
+    body = text[start_at : text.rindex("]") + 1]
+    return json.loads(body)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "main.py").write_text("print('hello')\n")
+    (tmp_path / "outside.txt").write_text("TOP SECRET OUTSIDE\n")
+    (root / ".env").write_text("API_KEY=hunter2\n")
+    (root / "link.txt").symlink_to(tmp_path / "outside.txt")
+    return root
+
+
+@pytest.mark.parametrize("discovery", ["request", "meta"])
+def test_both_discovery_modes_offer_the_editor_tools(project: Path, discovery: str) -> None:
+    with open_editor(project, discovery) as nvim:
+        nvim.command(f"cd {project}")
+        ed = Editor(nvim, project)
+        nvim.command(f"edit {project / 'main.py'}")
+        tools = listed_tools(ask(ed, "/tools", 1))
+        assert [t["name"] for t in tools] == BUILTIN
+        read = next(t for t in tools if t["name"] == "client_read_buffer")
+        assert "Required parameters: path" in read["description"]
+        diag = next(t for t in tools if t["name"] == "client_diagnostics")
+        assert "One of: error, warn, info, hint." in json.dumps(diag["inputSchema"])
+        answer = json.loads(model_read(ask(ed, "/tool open_buffers", 2), "client_open_buffers"))
+        assert answer["cwd"] == os.path.realpath(project)
+        assert [b["path"] for b in answer["buffers"]] == ["main.py"]
+        stderr = "\n".join(nvim.exec_lua("return require('minime.host').stderr"))
+        assert "Traceback" not in stderr
+
+
+def test_the_agent_file_decides_discovery_and_a_conflict_is_a_warning(project: Path) -> None:
+    with open_editor(project, "meta", discovery="request") as nvim:
+        nvim.command(f"cd {project}")
+        ed = Editor(nvim, project)
+        tools = listed_tools(ask(ed, "/tools", 1))
+        assert [t["name"] for t in tools] == BUILTIN, "meta mode, as the agent file says"
+        notes = ed.notes()
+        assert any("conflicts with the agent file" in n for n in notes), notes
+
+
+def test_two_cwds_get_their_own_tool_sets(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    disabled = (
+        "disabled_tools = function(cwd) "
+        "if cwd:match('other$') then return { 'quickfix', 'diagnostics' } end return {} end"
+    )
+    config = yolo_agent_file(project, "request")
+    init = INIT % (
+        "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {disabled}" + "}"
+    )
+    with start(init) as nvim:
+        nvim.command(f"cd {project}")
+        ed = Editor(nvim, project)
+        first = [t["name"] for t in listed_tools(ask(ed, "/tools", 1))]
+        nvim.command(f"tcd {other}")
+        ed.ask("/tools")
+        ed.wait_done(2)
+        second = [t["name"] for t in listed_tools(ed.turn_text(os.path.realpath(other)))]
+    assert first == BUILTIN
+    assert second == ["client_open_buffers", "client_read_buffer", "client_selection"]
+
+
+def test_a_user_tool_defined_in_lua(project: Path) -> None:
+    tool = (
+        "tools = { { name = 'word count', description = 'Count the words of a text.',"
+        " input_schema = { type = 'object', properties = { text = { type = 'string' } },"
+        " required = { 'text' } },"
+        " handler = function(args, ctx) return { words = #vim.split(args.text, ' '),"
+        " cwd = ctx.cwd } end } }"
+    )
+    config = yolo_agent_file(project, "request")
+    init = INIT % (
+        "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {tool}" + "}"
+    )
+    with start(init) as nvim:
+        nvim.command(f"cd {project}")
+        ed = Editor(nvim, project)
+        names = [t["name"] for t in listed_tools(ask(ed, "/tools", 1))]
+        assert "client_word_count" in names
+        text = ask(ed, '/tool client_word_count {"text": "one two three"}', 2)
+        answer = json.loads(model_read(text, "client_word_count"))
+        assert answer == {"words": 3, "cwd": os.path.realpath(project)}
+        text = ask(ed, "/tool client_word_count {}", 3)
+        assert "missing required parameters: text" in model_read(text, "client_word_count")
+
+
+def test_nothing_outside_the_cwd_reaches_the_agent(project: Path, tmp_path: Path) -> None:
+    with open_editor(project, "request") as nvim:
+        nvim.command(f"cd {project}")
+        ed = Editor(nvim, project)
+        for name in ("main.py", "link.txt", ".env", "../outside.txt"):
+            nvim.command(f"edit {project / name}")
+        nvim.command(f"edit {tmp_path / 'outside.txt'}")
+        nvim.command(f"edit {project / 'main.py'}")
+        text = ask(ed, "/tool open_buffers", 1)
+        answers = [model_read(text, "client_open_buffers")]
+        for n, path in enumerate(
+            ["../outside.txt", "link.txt", ".env", str(tmp_path / "outside.txt")], 2
+        ):
+            text = ask(ed, f'/tool read_buffer {{"path": "{path}"}}', n)
+            answers.append(model_read(text, "client_read_buffer"))
+        everything = "\n".join(answers)
+    assert "TOP SECRET" not in everything and "hunter2" not in everything
+    assert "outside.txt" not in everything and ".env" not in everything
+    assert "link.txt" not in everything.split("client tool error")[0]
+    assert json.loads(answers[0])["buffers"] == [
+        {
+            "path": "main.py",
+            "filetype": "python",
+            "lines": 1,
+            "modified": False,
+            "current": True,
+            "visible": True,
+        }
+    ]
+    assert all(a.startswith("[client tool error:") for a in answers[1:])
+
+
+def test_a_tool_call_waits_on_no_one(project: Path) -> None:
+    """Neovim answers a probe while the agent runs 50 tool calls at once."""
+    with open_editor(project, "request") as nvim:
+        nvim.command(f"cd {project}")
+        nvim.command(f"edit {project / 'main.py'}")
+        ed = Editor(nvim, project)
+        ed.ask("/parallel 50 open_buffers")
+        while not ed.done():
+            assert nvim.eval("1+1") == 2
+        ed.wait_done()
+        lines = [x for x in ed.turn_lines() if x.startswith("client_open_buffers -> ")]
+        assert len(lines) == 50
+        assert all('"path":"main.py"' in x for x in lines)
