@@ -27,6 +27,12 @@ end, { desc = "Stop the agent" })
 cmd("MiniMeShow", function()
   require("minime").show()
 end, { desc = "Reopen the last turn's float" })
+cmd("MiniMeSessions", function()
+  require("minime").sessions()
+end, { desc = "Reopen an earlier session of the agent for this cwd" })
+cmd("MiniMeInstall", function()
+  require("minime").install()
+end, { desc = "Create or update the plugin's Python environment" })
 
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = vim.api.nvim_create_augroup("minime", { clear = true }),

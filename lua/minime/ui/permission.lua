@@ -3,10 +3,13 @@
 --- `open(req, on_answer)` with
 ---   req = {id, cwd, session_id, title, tool_kind, input = table|nil,
 ---          content = {{type="diff", path, oldText, newText} | {type="text", text} | ...},
----          options = {{option_id, name, kind}, ...}}
+---          options = {{option_id, name, kind}, ...}, timeout = seconds|nil}
 --- shows the request and the agent's own options, numbered in the order sent. Keys 1..9 pick
---- an option, <CR> the one under the cursor, q/<Esc> dismiss. `on_answer(option_id)` is called
---- exactly once, with nil when dismissed; never after `close(id)` (the host already answered).
+--- an option, <CR> the one under the cursor, q/<Esc> dismiss; `a` picks the allow-once option
+--- and asks the host to remember it for this session (client side, for agents whose options
+--- lack "always"). With `timeout`, the title counts down from when the float shows, and an
+--- unanswered prompt is dismissed at zero. `on_answer(option_id, remember)` is called exactly
+--- once, with nil when dismissed; never after `close(id)` (the host already answered).
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -29,7 +32,9 @@ M.errors = {}
 
 ---@class minime.permission.Prompt
 ---@field req table
----@field on_answer fun(option_id: string?)
+---@field on_answer fun(option_id: string?, remember: boolean?)
+---@field deadline? number hrtime (ms) at which an unanswered prompt is dismissed
+---@field timer? uv.uv_timer_t
 ---@field buf? integer
 ---@field win? integer
 ---@field prev_win? integer
@@ -187,26 +192,52 @@ local function render(req)
   return lines, marks, first, has_diff
 end
 
+--- The allow-once option `a` answers (remembered by the host for the session), if offered.
+---@param req table
+---@return string?
+local function remember_option(req)
+  for _, o in ipairs(type(req.options) == "table" and req.options or {}) do
+    if str(o.kind) == "allow_once" then
+      return o.option_id
+    end
+  end
+  return nil
+end
+
+local function now_ms()
+  return vim.uv.hrtime() / 1e6
+end
+
 local function win_config(p, lines)
   local widest = 0
   for _, l in ipairs(lines) do
     widest = math.max(widest, api.nvim_strwidth(l))
   end
-  local c = M.config
-  local aw = window.area()
-  local width = math.min(window.size(c.width, aw, 40), math.max(widest + 1, 40))
   local n = #(type(p.req.options) == "table" and p.req.options or {})
+  local footer = n > 0 and (" 1-%d choose · "):format(math.min(n, 9)) or " "
+  if remember_option(p.req) then
+    footer = footer .. "a always (this session) · "
+  end
+  footer = footer .. "q dismiss "
   local title = " minime · permission "
   if #queue > 0 then
     title = title .. ("(+%d waiting) "):format(#queue)
   end
+  if p.deadline then
+    local left = math.max(0, math.ceil((p.deadline - now_ms()) / 1000))
+    title = title .. ("· rejected in %d s "):format(left)
+  end
+  local c = M.config
+  local aw = window.area()
+  local fit = math.max(widest + 1, 40, api.nvim_strwidth(footer) + 2, api.nvim_strwidth(title) + 2)
+  local width = math.min(window.size(c.width, aw, 40), fit)
   return window.centered({
     width = width,
     height = c.height,
     border = c.border,
     zindex = 60,
     title = title,
-    footer = n > 0 and (" 1-%d choose · q dismiss "):format(math.min(n, 9)) or " q dismiss ",
+    footer = footer,
   }, #lines)
 end
 
@@ -218,6 +249,11 @@ end
 --- Close a prompt's float and give focus back.
 ---@param p minime.permission.Prompt
 local function teardown(p)
+  if p.timer then
+    p.timer:stop()
+    p.timer:close()
+    p.timer = nil
+  end
   local was_current = p.win and api.nvim_get_current_win() == p.win
   window.close(p.win)
   if p.buf and api.nvim_buf_is_valid(p.buf) then
@@ -228,18 +264,19 @@ local function teardown(p)
   end
 end
 
-local show_next
+local show_next, start_countdown
 
 ---@param p minime.permission.Prompt
 ---@param option_id string?
-local function answer(p, option_id)
+---@param remember? boolean
+local function answer(p, option_id, remember)
   if p.done then
     return
   end
   p.done = true
   current = nil
   teardown(p)
-  local ok, err = pcall(p.on_answer, option_id)
+  local ok, err = pcall(p.on_answer, option_id, remember)
   if not ok then
     record(err)
   end
@@ -281,6 +318,16 @@ local function show(p)
       answer(p, nil)
     end, "dismiss (reject)")
   end
+  local allow = remember_option(p.req)
+  if allow then
+    map("a", function()
+      answer(p, allow, true)
+    end, "allow, and always for this session (client side)")
+  end
+  local timeout = tonumber(p.req.timeout)
+  if timeout and timeout > 0 then
+    p.deadline = now_ms() + timeout * 1000
+  end
 
   p.prev_win = api.nvim_get_current_win()
   -- Not entered from the command line: the user is typing, and switching could fail there.
@@ -308,6 +355,9 @@ local function show(p)
       end)
     end,
   })
+  if p.deadline then
+    start_countdown(p)
+  end
 end
 
 show_next = function()
@@ -330,9 +380,38 @@ local function retitle()
   end
 end
 
---- Ask the user; `on_answer(option_id|nil)` is called exactly once (unless `close(req.id)`).
+--- The title counts down each second; at zero the prompt is dismissed (the agent: rejected).
+---@param p minime.permission.Prompt
+start_countdown = function(p)
+  p.timer = assert(vim.uv.new_timer())
+  local function tick()
+    if p.done then
+      return
+    end
+    local left = p.deadline - now_ms()
+    if left <= 0 then
+      vim.notify(
+        ("minime: no answer within %s s — rejected: %s"):format(
+          tostring(p.req.timeout),
+          window.oneline(str(p.req.title))
+        ),
+        vim.log.levels.WARN
+      )
+      answer(p, nil)
+      return
+    end
+    retitle()
+    -- Wake on the next whole second left (or at the deadline).
+    local wait = math.ceil(left % 1000)
+    p.timer:start(wait > 0 and wait or 1000, 0, vim.schedule_wrap(tick))
+  end
+  tick()
+end
+
+--- Ask the user; `on_answer(option_id|nil, remember)` is called exactly once (unless
+--- `close(req.id)`).
 ---@param req table see the module header
----@param on_answer fun(option_id: string?)
+---@param on_answer fun(option_id: string?, remember: boolean?)
 function M.open(req, on_answer)
   queue[#queue + 1] = { req = req, on_answer = on_answer }
   if current then

@@ -1,0 +1,301 @@
+--- :checkhealth minime — Neovim, the host's Python and its packages, the agent, and a live
+--- `initialize`. Every failure says how to fix it.
+---
+--- The Python side runs `python -m minime.health` once (rplugin/python3/minime/health.py),
+--- which prints JSON lines; :checkhealth is synchronous, so it is waited for with a deadline.
+local M = {}
+
+local h = vim.health
+
+--- Seconds the agent has to answer `initialize` in the live check.
+M.live_timeout = 20
+
+local TESTED_SDK = "0.12.1"
+local MIN_PYTHON = { 3, 11 }
+
+local function fix(...)
+  return { ... }
+end
+
+local function version_at_least(text, min)
+  local parts = vim.tbl_map(tonumber, vim.split(text or "", ".", { plain = true }))
+  for i, want in ipairs(min) do
+    local have = parts[i] or 0
+    if have ~= want then
+      return have > want
+    end
+  end
+  return true
+end
+
+--- Capabilities as short words: `loadSession`, `session: list, resume`, `prompt: image`.
+local function capability_words(caps)
+  local words = {}
+  if type(caps) ~= "table" then
+    return words
+  end
+  if caps.loadSession then
+    words[#words + 1] = "loadSession"
+  end
+  local groups = {
+    { "sessionCapabilities", "session", true },
+    { "promptCapabilities", "prompt", false },
+    { "mcpCapabilities", "mcp", false },
+  }
+  for _, g in ipairs(groups) do
+    local t = caps[g[1]]
+    if type(t) == "table" then
+      local on = {}
+      for k, v in pairs(t) do
+        -- In sessionCapabilities an object ({}) means "supported"; elsewhere true does.
+        if v == true or (g[3] and type(v) == "table") then
+          on[#on + 1] = k
+        end
+      end
+      table.sort(on)
+      if #on > 0 then
+        words[#words + 1] = g[2] .. ": " .. table.concat(on, ", ")
+      end
+    end
+  end
+  return words
+end
+
+--- Run the Python side; its JSON lines as one table ({python, packages, agent_file, live}).
+---@return table report, string? failure
+local function run_python(python, args)
+  local cmd = { python, "-m", "minime.health", vim.json.encode(args) }
+  local ok, proc = pcall(vim.system, cmd, {
+    text = true,
+    env = require("minime.host").env(),
+    cwd = args.cwd,
+  })
+  if not ok then
+    return {}, tostring(proc)
+  end
+  local res = proc:wait((M.live_timeout + 10) * 1000)
+  local report = {}
+  for _, line in ipairs(vim.split(res.stdout or "", "\n", { trimempty = true })) do
+    local decoded, item = pcall(vim.json.decode, line)
+    if decoded and type(item) == "table" then
+      report = vim.tbl_extend("force", report, item)
+    end
+  end
+  if res.code ~= 0 then
+    local err = vim.split(vim.trim(res.stderr or ""), "\n")
+    local last = err[#err] or ""
+    if res.code == 124 or res.signal == 9 then
+      return report, ("no answer within %d s"):format(M.live_timeout + 10)
+    end
+    return report, ("exit %d%s"):format(res.code, last ~= "" and (": " .. last) or "")
+  end
+  return report, nil
+end
+
+local function check_neovim()
+  h.start("minime: Neovim")
+  local min = require("minime").min_version
+  local v = vim.version()
+  local text = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-" .. min) == 1 then
+    h.ok(("Neovim %s (needs %s or newer)"):format(text, min))
+  else
+    h.error(("Neovim %s is too old: minime needs %s or newer"):format(text, min), fix("Upgrade Neovim."))
+  end
+end
+
+--- The interpreter the host runs with, and whether it is the plugin's own.
+local function host_python()
+  local config = require("minime.config")
+  if config.options.host == "rplugin" then
+    local prog = vim.g.python3_host_prog
+    return (prog and prog ~= "") and vim.fn.expand(prog) or "python3", "Neovim's python3 provider"
+  end
+  local python = require("minime.host").python()
+  local own = config.root() .. "/.venv/bin/python"
+  return python, python == own and "the plugin's own .venv" or nil
+end
+
+---@return boolean usable
+local function check_python(report, failure, python, origin)
+  h.start("minime: Python host")
+  local install = "Run :MiniMeInstall (or ./scripts/setup in the plugin's directory)."
+  local py = report.python
+  if not py then
+    h.error(
+      ("%s cannot run the host's health check: %s"):format(python, failure or "no output"),
+      fix(install, "Or set `python` in setup() to an interpreter with minime's packages.")
+    )
+    return false
+  end
+  local where = origin and (" — " .. origin) or ""
+  if version_at_least(py.version, MIN_PYTHON) then
+    h.ok(("Python %s: %s%s"):format(py.version, py.executable, where))
+  else
+    h.error(
+      ("Python %s at %s is too old: minime needs 3.11 or newer"):format(py.version, py.executable),
+      fix("Set `python` in setup() to Python 3.11+, or run :MiniMeInstall with PYTHON=python3.11.")
+    )
+  end
+  local usable = true
+  local labels = { ["agent-client-protocol"] = "the ACP SDK (agent-client-protocol)" }
+  for _, name in ipairs({ "pynvim", "agent-client-protocol", "msgspec", "pyyaml" }) do
+    local version = (report.packages or {})[name]
+    local label = labels[name] or name
+    if type(version) ~= "string" then
+      usable = false
+      h.error(("%s is not installed in %s"):format(label, py.executable), fix(install))
+    elseif name == "agent-client-protocol" and version ~= TESTED_SDK then
+      h.warn(
+        ("%s %s: minime is tested with %s"):format(label, version, TESTED_SDK),
+        fix("minime/cancel_request.py reaches into the SDK; " .. install)
+      )
+    else
+      h.ok(("%s %s"):format(label, version))
+    end
+  end
+  return usable
+end
+
+local function check_agent(report, failure, payload, agent_file)
+  local config = require("minime.config")
+  local o = config.options
+  h.start("minime: agent")
+  if o.agent and o.agent.cmd then
+    local cmd = o.agent.cmd
+    local exe = vim.fn.exepath(cmd[1] or "")
+    if exe == "" then
+      h.error(("agent.cmd: %s is not executable"):format(tostring(cmd[1])), fix("Fix `agent.cmd` in setup()"))
+    else
+      h.ok(("agent.cmd: %s (%s)"):format(table.concat(cmd, " "), exe))
+    end
+    h.info("mm and its agent file are not used: `agent.cmd` is set")
+  else
+    local mm = config.mm()
+    if mm then
+      h.ok("mm: " .. mm)
+    elseif o.mm then
+      h.error(
+        ("mm not found: %s is not executable"):format(o.mm),
+        fix("Fix `mm` in setup(), or remove it to use $MM_BIN, then `mm` on PATH")
+      )
+    else
+      h.warn(
+        "mm not found ($MM_BIN, PATH): asks go to the offline demo agent (demo/mm)",
+        fix("Install mm and put it on PATH, or set `mm` in setup() or $MM_BIN")
+      )
+    end
+    local file = report.agent_file
+    if not agent_file then
+      local msg = "no agent file found for " .. vim.fn.getcwd()
+      local advice = fix(
+        "Set `config` in setup() to mm's agent file, or create one of",
+        "<cwd>/agent.yaml, <cwd>/.mm/agent.yaml, " .. vim.fn.stdpath("config") .. "/minime/agent.yaml"
+      )
+      if payload.demo then
+        h.info(msg .. ": the demo agent uses its own (demo/agent.yaml)")
+      else
+        h.error(msg, advice)
+      end
+    elseif not file then
+      h.error("the agent file could not be checked: " .. (failure or "no answer"))
+    elseif file.error then
+      h.error(
+        ("agent file %s: %s"):format(file.path, file.error),
+        fix("Fix the file, or point `config` in setup() at mm's agent file")
+      )
+    else
+      local mode = type(file.discovery) == "string" and file.discovery or "meta"
+      local said = type(file.discovery) == "string" and "acp.clientTools.discovery" or "mm's default"
+      h.ok(("agent file: %s (discovery %s: %s)"):format(file.path, mode, said))
+      if file.enabled == false then
+        h.warn(
+          "client tools are off in the agent file (acp.clientTools.enabled: false): "
+            .. "the agent cannot read the editor",
+          fix("Set acp.clientTools.enabled: true in the agent file.")
+        )
+      end
+      if o.discovery and o.discovery ~= mode then
+        h.warn(
+          ("discovery = %q in setup() disagrees with the agent file (%q): "):format(o.discovery, mode)
+            .. "the plugin follows the file",
+          fix(
+            "Remove `discovery` from setup(),",
+            ("or set acp.clientTools.discovery: %s in %s."):format(o.discovery, file.path)
+          )
+        )
+      elseif o.discovery then
+        h.ok(("discovery = %q in setup() agrees with the agent file"):format(o.discovery))
+      end
+    end
+  end
+
+  if not payload.cwd then
+    return -- what an ask would start is not known: said above
+  end
+  local live = report.live
+  if not live then
+    h.error(
+      "live check: the agent did not answer initialize: " .. (failure or "no answer"),
+      fix("Run the agent's command in a shell to see what it says.")
+    )
+    return
+  end
+  if live.error then
+    h.error(
+      "live check: the agent did not start: " .. live.error,
+      payload.agent_cmd and fix("Fix `agent.cmd` in setup(), or run it in a shell to see what it says.")
+        or fix(
+          "Run `mm -acp -config <agent file>` in a shell to see what it says;",
+          ":MiniMeLog shows its stderr after an ask."
+        )
+    )
+    return
+  end
+  local info = type(live.agent_info) == "table" and live.agent_info or {}
+  local who = info.name and vim.trim(("%s %s"):format(info.name, info.version or ""))
+    or "the agent (it sent no agentInfo)"
+  if info.title and info.title ~= info.name then
+    who = who .. (" (%s)"):format(info.title)
+  end
+  local seconds = tonumber(live.seconds) or 0
+  h.ok(("live check: %s answered initialize in %.1f s, then stopped"):format(who, seconds))
+  local words = capability_words(live.capabilities)
+  h.info("capabilities: " .. (#words > 0 and table.concat(words, "; ") or "none beyond prompts"))
+end
+
+function M.check()
+  check_neovim()
+  local cwd = vim.fn.getcwd()
+  local config = require("minime.config")
+  local ok, payload = pcall(require("minime").agent_payload, cwd)
+  payload = ok and payload or {}
+  payload.cwd = ok and cwd or nil
+  local has_file, agent_file = pcall(config.agent_file, cwd)
+  agent_file = has_file and agent_file or nil
+  local python, origin = host_python()
+  local report, failure = {}, "no Python"
+  if vim.fn.executable(python) == 1 then
+    report, failure = run_python(python, {
+      config = payload.config or (not payload.agent_cmd and agent_file) or nil,
+      mm = payload.mm,
+      command = payload.agent_cmd,
+      env = payload.agent_env,
+      discovery = payload.discovery,
+      cwd = cwd,
+      live = ok,
+      timeout = M.live_timeout,
+    })
+  else
+    failure = python .. " is not executable"
+  end
+  local usable = check_python(report, failure, python, origin)
+  if usable or report.agent_file or report.live then
+    check_agent(report, failure, payload, agent_file)
+  else
+    h.start("minime: agent")
+    h.warn("not checked: the host's Python lacks its packages (above)")
+  end
+end
+
+return M

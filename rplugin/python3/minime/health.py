@@ -1,0 +1,118 @@
+"""``python -m minime.health '<json>'``: what ``:checkhealth minime`` needs from Python.
+
+Prints one JSON object a line, flushed as soon as known, so a check that hangs or dies still
+leaves the earlier lines: ``{"python": …, "packages": …}``, then ``{"agent_file": …}`` when
+the arguments name one, then ``{"live": …}`` when asked to start the agent. Arguments (one
+JSON object): ``config``, ``mm``, ``command``, ``env``, ``discovery``, ``cwd``, ``live``,
+``timeout`` (seconds for ``initialize``). The live check starts the agent, runs
+``initialize``, reports its name, version and capabilities, and stops it.
+
+Only the standard library is imported up front: a broken environment still says what it
+lacks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+PACKAGES = ("pynvim", "agent-client-protocol", "msgspec", "pyyaml")
+
+
+def emit(**item: Any) -> None:
+    print(json.dumps(item), flush=True)
+
+
+def versions() -> dict[str, Any]:
+    from importlib import metadata
+
+    found: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return {
+        "python": {
+            "executable": sys.executable,
+            "version": ".".join(map(str, sys.version_info[:3])),
+        },
+        "packages": found,
+    }
+
+
+def agent_file(path: str) -> dict[str, Any]:
+    """Whether mm's agent file parses, and what it says about client tools."""
+    report: dict[str, Any] = {"path": path}
+    try:
+        from .nvim import agentfile
+
+        block = agentfile.client_tools(path)
+    except FileNotFoundError:
+        report["error"] = "not found"
+        return report
+    except Exception as exc:
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        return report
+    mode = block.get("discovery")
+    report["discovery"] = mode if mode in ("meta", "request") else None
+    report["enabled"] = block.get("enabled", True) is not False
+    return report
+
+
+async def live(args: dict[str, Any]) -> dict[str, Any]:
+    """Start the agent, ``initialize``, and stop it."""
+    from .client import connect
+
+    # demo/mm runs the offline demo agent with this interpreter, as the host does.
+    os.environ.setdefault("MINIME_PYTHON", sys.executable)
+    stderr: list[str] = []
+    began = time.monotonic()
+    client = await connect(
+        args.get("config"),
+        mm=args.get("mm"),
+        command=args.get("command") or None,
+        env=args.get("env") or None,
+        discovery=args.get("discovery") or "meta",
+        cwd=args.get("cwd") or None,
+        on_stderr=stderr.append,
+        ready_timeout=float(args.get("timeout") or 15),
+    )
+    seconds = time.monotonic() - began
+    try:
+        return {
+            "argv": client.argv,
+            "seconds": round(seconds, 3),
+            "agent_info": client.agent_info,
+            "capabilities": client.agent_capabilities,
+        }
+    finally:
+        await client.close(grace=2.0)
+
+
+def main(argv: list[str]) -> int:
+    emit(**versions())
+    args = json.loads(argv[0]) if argv else {}
+    if not isinstance(args, dict):
+        args = {}
+    if args.get("config") and not args.get("command"):
+        report = agent_file(os.path.abspath(os.path.expanduser(args["config"])))
+        emit(agent_file=report)
+        # As the host does: mm gives tools only to a client in the file's mode.
+        args["discovery"] = report.get("discovery") or "meta"
+    if args.get("live"):
+        import asyncio
+
+        try:
+            report = asyncio.run(live(args))
+        except Exception as exc:
+            report = {"error": str(exc) or type(exc).__name__}
+        emit(live=report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
