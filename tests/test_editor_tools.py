@@ -690,3 +690,42 @@ def test_call_never_throws(nvim: Any, project: Path) -> None:
         "internal error in the editor while running quickfix (not caused by the arguments)"
     )
     assert "boom at /x/y" in lua(nvim, "return require('minime.tools').last_error")
+
+
+def test_json_text_written_in_lua_is_the_text_the_host_would_write(
+    editor: Editor, nvim: Any, project: Path
+) -> None:
+    """With ctx.json (what the plugin sends) Lua hands over JSON text, not a table: the same
+    text, field for field (a big table costs far more to cross msgpack)."""
+    from minime.nvim.editor_tools import _FIELD_ORDER
+
+    assert lua(nvim, "return require('minime.tools.json').FIELD_ORDER") == list(_FIELD_ORDER)
+    odd = b'say "hi" \\ a/b \\/ \x01\x7f\ttab \xc3\xa9 \xff\x00 \\u007f\n'
+    (project / "odd.txt").write_bytes(odd)
+    nvim.command("edit a.lua | edit odd.txt | edit sub/b.txt")
+    nvim.command("badd ten.txt")
+    nvim.command("normal! Vj\x1b")
+    lua(
+        nvim,
+        SET_DIAGNOSTICS,
+        "sub/b.txt",
+        [{"lnum": 0, "col": 1, "message": 'quote " and \\ /', "severity": "ERROR", "code": 17},
+         {"lnum": 2, "col": 0, "message": "no source", "severity": "HINT"}],
+    )  # fmt: skip
+    lua(nvim, SET_QF, {"title": ":make a/b", "items": [{"filename": "a.lua", "lnum": 2}]})
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("open_buffers", {}),
+        ("read_buffer", {"path": "odd.txt"}),
+        ("read_buffer", {"path": "ten.txt", "start_line": 2, "end_line": 3}),
+        ("selection", {}),
+        ("diagnostics", {}),
+        ("diagnostics", {"severity": "warn"}),
+        ("quickfix", {}),
+    ]
+    for name, arguments in calls:
+        editor.ctx = {}
+        from_table = editor.text(name, **arguments)
+        editor.ctx = {"json": True}
+        raw = lua(nvim, CALL, name, arguments, {"cwd": editor.cwd, "json": True})
+        assert isinstance(raw["value"], str), name
+        assert editor.text(name, **arguments) == from_table, (name, arguments)

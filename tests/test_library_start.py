@@ -194,3 +194,21 @@ def test_close_kills_an_agent_that_ignores_the_end_of_its_stdin(
             assert gone(pid)
 
     asyncio.run(main())
+
+
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="Linux only")
+def test_the_agent_stdout_pipe_is_small_so_it_cannot_run_far_ahead(tmp_path) -> None:
+    """16 KB, not 64: the last chunk of a fast stream reaches the screen sooner (process.py)."""
+    import fcntl
+
+    from minime.process import STDOUT_PIPE_BYTES, AgentProcess
+
+    async def main() -> int:
+        agent = await AgentProcess.spawn(["sleep", "5"], cwd=str(tmp_path))
+        pipe = agent.process._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        size = fcntl.fcntl(pipe.get_extra_info("pipe").fileno(), fcntl.F_GETPIPE_SZ)
+        agent.process.kill()
+        await agent.process.wait()
+        return size
+
+    assert asyncio.run(main()) == STDOUT_PIPE_BYTES == 16384

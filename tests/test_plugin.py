@@ -349,3 +349,25 @@ def test_the_demo_command_starts(tmp_path: Path) -> None:
     assert "Offline demo agent" in out.stdout, out.stdout + out.stderr
     assert "client_open_buffers ->" in out.stdout
     assert "ran: echo hello from the demo" in out.stdout
+
+
+def test_setup_only_stores_the_options_and_they_apply_when_the_code_loads() -> None:
+    """Start-up budget (+1 ms): setup() loads nothing but the root module; what loads later
+    reads the options then. A bad user tool is still reported by setup() itself."""
+    opts = {"window": {"width": 33, "focus": True}, "permission": {"focus": False}}
+    with start(INIT % lua_table(opts)) as nvim:
+        loaded = nvim.exec_lua(
+            "local l = {} for name in pairs(package.loaded) do"
+            " if name:match('^minime') then l[#l + 1] = name end end table.sort(l) return l"
+        )
+        assert loaded == ["minime"]
+        assert nvim.exec_lua("return require('minime.ui.turn').config.width") == 33
+        assert nvim.exec_lua("return require('minime.ui.turn').config.focus") is True
+        assert nvim.exec_lua("return require('minime.config').options.window.height") == 0.6
+        nvim.exec_lua("require('minime').setup({ window = { width = 44 } })")  # again: applies
+        assert nvim.exec_lua("return require('minime.ui.turn').config.width") == 44
+        assert nvim.exec_lua("return require('minime.config').options.permission.focus") is True
+    bad = "{ tools = { { name = 'x' } } }"
+    with start(INIT % bad) as nvim:
+        notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
+        assert any("user tool" in n and "handler must be a function" in n for n in notes), notes

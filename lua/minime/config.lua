@@ -20,6 +20,11 @@ M.defaults = {
   host = "job",
   -- Any ACP agent instead of mm: { cmd = { "node", "agent.js" }, env = { KEY = "v" } }.
   agent = nil,
+  -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
+  ready_timeout = 60,
+  -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an
+  -- error and the next ask works.
+  cancel_timeout = 30,
   window = { width = 0.8, height = 0.6, border = "rounded", focus = false },
   permission = { focus = true, timeout = nil },
   -- Answered without a float: { { pattern = "client: *", decision = "allow" } } (title glob).
@@ -95,6 +100,8 @@ function M.tool_ctx(cwd)
     max_bytes = o.max_bytes,
     max_line_bytes = o.max_line_bytes,
     disabled = disabled or {},
+    -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
+    json = true,
   }
 end
 
@@ -102,6 +109,13 @@ end
 function M.demo()
   local root = M.root()
   return root .. "/demo/mm", root .. "/demo/agent.yaml"
+end
+
+-- setup() before the first require of this module only stored the options (start-up time).
+local root = package.loaded["minime"]
+if type(root) == "table" and rawget(root, "pending_options") then
+  M.setup(rawget(root, "pending_options"))
+  root.pending_options = nil
 end
 
 return M

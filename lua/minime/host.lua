@@ -40,28 +40,43 @@ local function push_stderr(data)
   end
 end
 
+--- The environment the host's Python runs with: the plugin's package first on the path.
+function M.env()
+  local pythonpath = config.root() .. "/rplugin/python3"
+  if vim.env.PYTHONPATH and vim.env.PYTHONPATH ~= "" then
+    pythonpath = pythonpath .. ":" .. vim.env.PYTHONPATH
+  end
+  return { PYTHONPATH = pythonpath }
+end
+
 function M.start()
   if M.chan then
     return M.chan
   end
-  local root = config.root()
-  local pythonpath = root .. "/rplugin/python3"
-  if vim.env.PYTHONPATH and vim.env.PYTHONPATH ~= "" then
-    pythonpath = pythonpath .. ":" .. vim.env.PYTHONPATH
-  end
   local python = M.python()
   local ok, chan = pcall(vim.fn.jobstart, { python, "-m", "minime" }, {
     rpc = true,
-    env = { PYTHONPATH = pythonpath },
+    env = M.env(),
     on_stderr = function(_, data)
       push_stderr(data)
     end,
     on_exit = function(_, code)
       M.chan = nil
+      -- Its agents would outlive it: end their process groups too.
+      for pid in pairs(M.agents) do
+        pcall(vim.uv.kill, -pid, "sigkill")
+      end
+      M.agents = {}
       if not M.stopping and not said_dead then
         said_dead = true
         local last = M.stderr[#M.stderr] or ""
         vim.schedule(function()
+          -- Nothing will end its turns or answer its prompts any more: say so in each.
+          pcall(require("minime.ui.turn").fail_running, ("the Python host stopped (exit %d)"):format(code))
+          local permission = require("minime.ui.permission")
+          for _, id in ipairs(permission.pending()) do
+            pcall(permission.close, id)
+          end
           vim.notify(
             ("minime: the Python host stopped (exit %d%s); the next ask starts it again"):format(
               code,

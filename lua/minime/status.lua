@@ -45,7 +45,8 @@ function M.refresh()
     timer:close()
     timer = nil
   end
-  redraw()
+  -- Once the caller is done: redrawing the screen now cost the turn float's apply() 3.5 ms.
+  vim.schedule(redraw)
 end
 
 --- Whether the redraw timer runs (for tests).

@@ -5,9 +5,11 @@
 ---     -> { ok = true, value = <table or string> } | { ok = false, error = "<message>" }
 ---
 --- `ctx` = { cwd = string, deny = string[]|nil, max_lines = n|nil, max_bytes = n|nil,
----           max_line_bytes = n|nil, selection = table|nil } (see scope.lua, text.lua,
---- selection.lua). Built-in tools return tables that the host encodes as compact JSON; a user
---- tool returns a string (sent as is) or a table (encoded). `call` never throws: a tool's
+---           max_line_bytes = n|nil, selection = table|nil, json = boolean|nil } (see scope.lua,
+--- text.lua, selection.lua). Built-in tools return tables that the host encodes as compact
+--- JSON, or with `ctx.json = true` that JSON text itself (json.lua: the same text, much cheaper
+--- to hand over than a big table); a user tool returns a string (sent as is) or a table
+--- (encoded). `call` never throws: a tool's
 --- `error({ message = ... }, 0)` becomes that message, and so does a user tool's
 --- `error("...")` (without its "file.lua:12: " prefix); any other error of a built-in tool is a
 --- bug and becomes a short "internal error", its traceback kept for whoever debugs it:
@@ -86,7 +88,12 @@ function M.call(name, args, ctx)
     end
     return { ok = false, error = internal_error(name) }
   end
-  if is_user then
+  if not is_user and ctx.json == true and type(result) == "table" then
+    local encoded, text = pcall(require("minime.tools.json").encode, result)
+    if encoded then
+      result = text -- else the table, which the host encodes
+    end
+  elseif is_user then
     if result == nil or result == vim.NIL then
       result = ""
     elseif type(result) ~= "table" and type(result) ~= "string" then

@@ -10,6 +10,7 @@ local fail = require("minime.tools.args").fail
 local sanitize = require("minime.tools.text").sanitize
 
 local uv = vim.uv or vim.loop
+local getbufvar = vim.fn.getbufvar
 
 local M = {}
 
@@ -107,8 +108,12 @@ function M.realpath(path)
   return nil
 end
 
--- deny list (joined) -> { lpeg = one pattern matching any of them | nil, literal = set }
+-- deny list (joined) -> { lpeg = one pattern matching any of them | nil, literal = set,
+-- memo = name -> denied }. Matching is a pure function of the list and the name, so results
+-- are remembered: open_buffers asks the same few thousand names on every call (an lpeg match
+-- of the default list costs ~2.5 us, a lookup ~0.02 us).
 local compiled = {}
+local MEMO_MAX = 20000
 
 local function compile(patterns)
   local key = table.concat(patterns, "\0")
@@ -116,7 +121,7 @@ local function compile(patterns)
   if c then
     return c
   end
-  c = { literal = {} }
+  c = { literal = {}, memo = {}, memo_n = 0 }
   for _, pattern in ipairs(patterns) do
     if type(pattern) == "string" and pattern ~= "" then
       local ok, lp = pcall(vim.glob.to_lpeg, pattern:lower())
@@ -132,11 +137,27 @@ local function compile(patterns)
   return c
 end
 
+local match = vim.lpeg.match
+
+---@param c table compiled deny list
+---@param name string
+local function denied_name(c, name)
+  local hit = c.memo[name]
+  if hit == nil then
+    local lower = name:lower()
+    hit = (c.literal[lower] or (c.lpeg and match(c.lpeg, lower))) and true or false
+    if c.memo_n >= MEMO_MAX then
+      c.memo, c.memo_n = {}, 0
+    end
+    c.memo[name], c.memo_n = hit, c.memo_n + 1
+  end
+  return hit
+end
+
 local function denied(patterns, names)
   local c = compile(patterns)
   for _, name in ipairs(names) do
-    name = name:lower()
-    if c.literal[name] or (c.lpeg and vim.lpeg.match(c.lpeg, name)) then
+    if denied_name(c, name) then
       return true
     end
   end
@@ -158,7 +179,10 @@ function M.new(ctx)
   if type(deny) ~= "table" then
     deny = M.DEFAULT_DENY
   end
-  return setmetatable({ root = root, cwd = cwd, deny = deny, by_buf = {} }, Scope)
+  return setmetatable(
+    { root = root, cwd = cwd, deny = deny, by_buf = {}, dirs = {}, denylist = compile(deny) },
+    Scope
+  )
 end
 
 --- The path of `real` relative to the root, or nil when it is not strictly under the root.
@@ -173,21 +197,72 @@ function Scope:relative(real)
   return nil
 end
 
+local getftype = vim.fn.getftype
+
+local function basename(path)
+  return path:match("[^/]*$", (path:find("/[^/]*$") or 0) + 1)
+end
+
+--- Directory `dir` (absolute) resolved once per scope (one call):
+--- { real = its real path, rel = its path relative to the root ("" for the root itself, nil
+--- when not under it) }, or false when it cannot be resolved.
+function Scope:dir(dir)
+  local d = self.dirs[dir]
+  if d == nil then
+    local real = uv.fs_realpath(dir == "" and "/" or dir)
+    d = real and { real = real, rel = real == self.root and "" or self:relative(real) } or false
+    self.dirs[dir] = d
+  end
+  return d
+end
+
 --- Real path and relative path of the file called `name` (absolute) when it is in scope.
 ---@return string|nil real, string|nil relative
 function Scope:file(name)
-  local real = M.realpath(name)
-  local rel = real and self:relative(real)
-  if not rel then
-    return nil
+  local real, rel, base, shown
+  -- The common case (the last name is no symlink) costs one lstat, the directory being resolved
+  -- once per call: realpath(3) of the whole name would give the same. A symlink, a missing file
+  -- (a new unsaved buffer) or an odd last name (`.`, `..`) takes the general path.
+  local dir, last = name:match("^(/.*)/([^/]+)$")
+  if not dir and name:match("^/[^/]+$") then
+    dir, last = "", name:sub(2)
   end
-  local stat = uv.fs_stat(real)
-  if stat and stat.type == "directory" then
-    return nil
+  if dir and last ~= "." and last ~= ".." then
+    local ftype = getftype(name) -- lstat: "file", "dir", "link", "" when missing, ...
+    if ftype == "dir" then
+      return nil
+    elseif ftype ~= "" and ftype ~= "link" then
+      local d = self:dir(dir)
+      if d then
+        if not d.rel then
+          return nil
+        end
+        real = (d.real == "/" and "" or d.real) .. "/" .. last
+        rel = d.rel == "" and last or d.rel .. "/" .. last
+        base, shown = last, last
+      end
+    end
+  end
+  if not real then
+    real = M.realpath(name)
+    rel = real and self:relative(real)
+    if not rel then
+      return nil
+    end
+    local stat = uv.fs_stat(real)
+    if stat and stat.type == "directory" then
+      return nil
+    end
+    base, shown = basename(real), basename(name)
   end
   -- Both the resolved names and the name the buffer shows: a symlink `.env -> conf/vars` is as
   -- secret as its target.
-  if denied(self.deny, { vim.fs.basename(real), rel, vim.fs.basename(name) }) then
+  local c = self.denylist
+  if
+    denied_name(c, base)
+    or (rel ~= base and denied_name(c, rel))
+    or (shown ~= base and denied_name(c, shown))
+  then
     return nil
   end
   return real, rel
@@ -220,10 +295,10 @@ function Scope:buffer(buf, listed)
   if type(buf) ~= "number" or not vim.api.nvim_buf_is_valid(buf) then
     return nil
   end
-  local opt = vim.api.nvim_get_option_value -- vim.bo[buf] costs ~5 times more, per buffer
+  -- getbufvar: ~0.5 us a call, against ~2 us for nvim_get_option_value and ~3 us for vim.bo.
   if
-    opt("buftype", { buf = buf }) ~= ""
-    or (listed ~= false and not opt("buflisted", { buf = buf }))
+    getbufvar(buf, "&buftype") ~= ""
+    or (listed ~= false and getbufvar(buf, "&buflisted") == 0)
   then
     return nil
   end

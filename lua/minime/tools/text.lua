@@ -24,6 +24,9 @@ end
 ---@param s string
 ---@return string
 function M.sanitize(s)
+  if not s:find("[%z\128-\255]") then
+    return s -- the common case (ASCII), one scan
+  end
   if s:find("%z") then
     s = s:gsub("%z", M.REPLACEMENT)
   end

@@ -30,21 +30,38 @@ local M = {}
 ---@field border string|string[] see 'winborder'
 local defaults = { focus = false, width = 0.8, height = 0.6, border = "rounded" }
 
+-- Loaded on first use (not by setup(): start-up time), so it starts from the user's options.
 ---@type minime.turn.Config
 M.config = vim.deepcopy(defaults)
+do
+  local window_opts = require("minime.config").options.window
+  if type(window_opts) == "table" then
+    M.config = vim.tbl_deep_extend("force", M.config, window_opts)
+  end
+end
 
 --- Failures inside apply(), newest last (capped): apply never throws, tests read this.
 ---@type string[]
 M.errors = {}
 
---- Hook: `<C-c>` in a turn float calls it with the turn's key. The host sets it.
+--- Hook: `<C-c>` in a turn float calls it with the turn's key: cancels the turn.
 ---@type fun(key: string)
-M.on_cancel = function(_) end
+M.on_cancel = function(key)
+  require("minime").cancel(key)
+end
 
 local MAX_ERRORS = 100
 -- Tool output beyond this many lines is cut (with a note): it is folded, but a megabyte of
 -- output would still cost a redraw of every line when the fold is opened.
 local MAX_OUTPUT_LINES = 2000
+-- Answer lines are kept bounded: past LINE_SOFT bytes a line is broken after a space (kept at
+-- its end), and a run without one is cut at LINE_HARD (at a character boundary). Nothing is
+-- dropped: the lines joined with "" are the text. Neovim lays out a whole line to draw any of
+-- it or to put the cursor on it: one wrapped 10 MB line froze it for 1-3 s per batch, and
+-- appending to one growing 160 KB line (/chunks 10000) cost 6 ms (cursor) + 6 ms (redraw) per
+-- batch by its end; for lines of 4,000 bytes, 0.9 + 0.5 ms. Shorter lines than LINE_SOFT are
+-- never broken (a long JSON line an agent prints stays one line).
+local LINE_SOFT, LINE_HARD = 10000, 12000
 local INDENT = "    "
 
 -- Regions (thinking blocks, tools with their body) read by foldexpr; one extmark each.
@@ -246,11 +263,79 @@ local function add_lines(t, kind, lines)
   return row
 end
 
+local function continuation(b)
+  return b ~= nil and b >= 0x80 and b < 0xC0
+end
+
+--- `s`, to be appended after a line of `col` bytes, with line breaks inserted so that no line
+--- passes LINE_SOFT where a space allows, nor LINE_HARD anyhow. Costs O(#s).
+---@param col integer
+---@param s string
+---@return string
+local function break_long_lines(col, s)
+  if col + #s <= LINE_SOFT then
+    return s
+  end
+  local out, pos, len = {}, 1, #s
+  while pos <= len do
+    local nl = s:find("\n", pos, true) or len + 1
+    -- s[pos, nl) continues a line of `col` bytes.
+    while col + (nl - pos) > LINE_SOFT do
+      local soft = pos + LINE_SOFT - col - 1 -- the last byte that keeps the line within LINE_SOFT
+      local hard = pos + LINE_HARD - col - 1
+      local cut -- the last byte of this line (pos - 1: break before s[pos])
+      if soft >= pos then
+        local space = s:sub(pos, soft):match("^.*()[ \t]")
+        cut = space and pos + space - 1
+      end
+      if not cut then
+        local from = math.max(soft + 1, pos)
+        local space = s:sub(from, math.min(hard, nl - 1)):find("[ \t]")
+        if space then
+          cut = from + space - 1
+        elseif nl - 1 <= hard then
+          break -- no space yet, but within LINE_HARD: the line may grow
+        else
+          cut = hard
+          while cut >= pos and continuation(s:byte(cut + 1)) do
+            cut = cut - 1 -- not inside a UTF-8 sequence
+          end
+          if cut < pos and col == 0 then
+            cut = hard -- not UTF-8 at all: anywhere will do
+          end
+        end
+      end
+      out[#out + 1] = s:sub(pos, cut)
+      out[#out + 1] = "\n"
+      pos, col = cut + 1, 0
+    end
+    out[#out + 1] = s:sub(pos, nl)
+    pos, col = nl + 1, 0
+  end
+  return table.concat(out)
+end
+
+--- `s` cut to LINE_HARD bytes (at a character boundary) with "…": for one-line summaries.
+---@param s string
+---@return string
+local function clip(s)
+  if #s <= LINE_HARD then
+    return s
+  end
+  local cut = LINE_HARD
+  while cut > 0 and continuation(s:byte(cut + 1)) do
+    cut = cut - 1
+  end
+  return s:sub(1, cut) .. "…"
+end
+
 ---@param t minime.turn.Turn
 ---@param kind "text"|"thinking"|"user"
 ---@param s string
 local function add_text(t, kind, s)
-  s = s:gsub("\r\n", "\n")
+  if s:find("\r", 1, true) then -- (gsub alone costs 0.3 s on a 10 MB chunk)
+    s = s:gsub("\r\n", "\n")
+  end
   if s == "" then
     return
   end
@@ -278,7 +363,7 @@ local function add_text(t, kind, s)
       t.regions[id] = "thinking"
     end
   end
-  append(t, s)
+  append(t, break_long_lines(t.col, s))
 end
 
 -- Tools ---------------------------------------------------------------------------------------
@@ -319,9 +404,9 @@ local function input_lines(input)
     if next(input) == nil then
       return {}
     end
-    return { INDENT .. "input: " .. window.oneline(encode(input)) }
+    return { INDENT .. "input: " .. clip(window.oneline(encode(input))) }
   elseif present(input) then
-    return { INDENT .. "input: " .. window.oneline(input) }
+    return { INDENT .. "input: " .. clip(window.oneline(input)) }
   end
   return {}
 end
@@ -441,7 +526,7 @@ local function get_tool(t, id)
   end
   tool = {
     id = id,
-    title = id ~= "" and id or "tool",
+    title = id ~= "" and window.oneline(id) or "tool",
     status = "pending",
     hlen = 0,
     input_n = 0,
@@ -462,7 +547,7 @@ local function on_tool(t, ev, result)
   local tool, new_row = get_tool(t, str(ev.id))
   if not result then
     if present(ev.title) then
-      tool.title = window.oneline(ev.title)
+      tool.title = clip(window.oneline(ev.title))
     end
     if present(ev.tool_kind) then
       tool.kind = window.oneline(ev.tool_kind)
@@ -661,15 +746,34 @@ local function hide(t)
   t.win = nil
 end
 
---- Markdown highlighting: regex syntax while the turn streams, treesitter once it is done.
+--- Markdown highlighting: none while the turn streams, treesitter once it is done.
 --- Measured on a 10,000-chunk answer: markdown's tree-sitter parse is not incremental for text
 --- appended at the end (a 2,000-line answer re-parses in ~40 ms), so with edits every 16 ms the
 --- async parse restarted on each change, never caught up, and burnt 5.0 s of CPU against 1.0 s.
+--- The regex syntax (markdown.vim, which pulls in html.vim) cost 11-15 ms per redraw of a
+--- 30-line float of ordinary markdown and 20-50 ms on long lines: most of each 16 ms frame.
+--- Without a markdown parser, the regex syntax comes on when the turn is done.
 ---@param t minime.turn.Turn
----@param treesitter boolean
-local function highlight(t, treesitter)
-  if (vim.treesitter.highlighter.active[t.buf] ~= nil) ~= treesitter then
-    pcall(treesitter and vim.treesitter.start or vim.treesitter.stop, t.buf, "markdown")
+---@param on boolean
+local function highlight(t, on)
+  local buf = t.buf
+  local active = vim.treesitter.highlighter.active[buf] ~= nil
+  if on then
+    if not active and not pcall(vim.treesitter.start, buf, "markdown") then
+      vim.bo[buf].syntax = "markdown"
+    end
+    return
+  end
+  if active then
+    -- Stopping it fires FileType to bring back the regex syntax: 20-50 ms of sourcing
+    -- markdown.vim and html.vim, only to clear it below.
+    local ignore = vim.o.eventignore
+    vim.o.eventignore = ignore == "" and "FileType" or ignore .. ",FileType"
+    pcall(vim.treesitter.stop, buf)
+    vim.o.eventignore = ignore
+  end
+  if vim.bo[buf].syntax ~= "" then
+    vim.bo[buf].syntax = ""
   end
 end
 
@@ -692,7 +796,7 @@ local function make_buffer(t)
   t.block, t.thinking, t.plan = nil, nil, nil
   t.regions, t.tools = {}, {}
   by_buf[buf] = t
-  highlight(t, false) -- in case a FileType autocmd started it
+  highlight(t, false) -- the regex syntax FileType loaded, or a parser a FileType autocmd started
 end
 
 ---@param key string
@@ -711,9 +815,33 @@ local function get_turn(key)
   return t
 end
 
+--- Put a fresh buffer in place of the turn's: Neovim 0.11 keeps a stopped tree-sitter
+--- highlighter's callbacks, so stopping and restarting it on one buffer grew Neovim by ~35 KB a
+--- turn (bench/load.py: 13 → 48 MiB over 1,000 turns). A wiped buffer takes them along.
+---@param t minime.turn.Turn
+local function renew_buffer(t)
+  local old, win = t.buf, visible(t) and t.win or nil
+  by_buf[old], fold_rows[old] = nil, nil
+  make_buffer(t)
+  if win then
+    api.nvim_win_set_buf(win, t.buf)
+    for name, value in pairs(win_options) do
+      api.nvim_set_option_value(name, value, { win = win, scope = "local" })
+    end
+  end
+  pcall(api.nvim_buf_delete, old, { force = true })
+  pcall(api.nvim_buf_set_name, t.buf, "minime://turn/" .. t.key)
+  vim.bo[t.buf].modifiable = true -- apply() is mid-batch: it locks the buffer at the end
+end
+
 ---@param t minime.turn.Turn
 local function on_begin(t, ev)
   t.thinking = nil
+  if vim.treesitter.highlighter.active[t.buf] ~= nil then
+    renew_buffer(t)
+  else
+    highlight(t, false) -- before the old text goes: its highlighter need not follow the edit
+  end
   for _, ns in ipairs({ ns_fold, ns_hl, ns_pos }) do
     api.nvim_buf_clear_namespace(t.buf, ns, 0, -1)
   end
@@ -724,7 +852,6 @@ local function on_begin(t, ev)
   fold_rows[t.buf] = nil
   api.nvim_buf_set_lines(t.buf, 0, -1, false, lines)
   sync_end(t)
-  highlight(t, false)
   t.block, t.plan, t.regions, t.tools, t.done = "prompt", nil, {}, {}, nil
   t.cwd = present(ev.cwd) and str(ev.cwd) or t.key
   t.session_id = present(ev.session_id) and str(ev.session_id) or nil
@@ -949,6 +1076,16 @@ function M.running_count()
     end
   end
   return n
+end
+
+--- End every running turn with `message` as its error (the host feeding them is gone).
+---@param message string
+function M.fail_running(message)
+  for key, t in pairs(turns) do
+    if t.running then
+      M.apply(key, { { kind = "done", stop_reason = "error", error = message } })
+    end
+  end
 end
 
 --- Merge options into the config (see minime.turn.Config).

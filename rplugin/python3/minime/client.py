@@ -242,13 +242,9 @@ class Client:
             session.fail_turn(self.death)
 
     def failure(self, exc: BaseException) -> Error:
-        """The error a turn reports: mm's own words, or how it died."""
-        from acp import RequestError
-
+        """The error a turn reports: how the agent died, else its own words."""
         if self.death is not None:
             return self.death
-        if isinstance(exc, RequestError):
-            return Error(f"turn failed: {_describe(exc)}{self._stderr_hint()}")
         return Error(f"turn failed: {_describe(exc)}{self._stderr_hint()}")
 
     async def death_or(self, exc: BaseException) -> Error:
@@ -287,6 +283,21 @@ class Client:
             await self.until_ready(
                 "session/load",
                 self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]),
+            )
+        except BaseException:
+            self.sessions.pop(session_id, None)
+            raise
+        return session
+
+    async def resume_session(self, session_id: str, cwd: str | None = None) -> Session:
+        """Reopen a stored session without a replay of its history (``session/resume``)."""
+        self._check_alive()
+        cwd = os.path.abspath(cwd or self.cwd)
+        session = self._register(session_id, cwd)
+        try:
+            await self.until_ready(
+                "session/resume",
+                self._conn.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[]),
             )
         except BaseException:
             self.sessions.pop(session_id, None)

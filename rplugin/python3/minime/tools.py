@@ -63,6 +63,9 @@ def validate(tools: Iterable[Tool]) -> list[Tool]:
             raise Error(f"tool {index}: no name")
         if tool.handle is None or not callable(tool.handle):
             raise Error(f"{where}: no handle")
+        for field, value in (("description", tool.description), ("method", tool.wire_method)):
+            if value is not None and not isinstance(value, str):
+                raise Error(f"{where}: {field} must be a string, got {type(value).__name__}")
         if not tool.wire_method.startswith("_"):
             method = tool.wire_method
             raise Error(f'{where}: method "{method}" must start with "_" (an ACP extension method)')

@@ -117,7 +117,8 @@ BUILTIN: tuple[ToolSpec, ...] = (
 BUILTIN_NAMES = frozenset(spec.name for spec in BUILTIN)
 
 # Lua tables carry no key order; the model reads the fields in the order of the declarations
-# above (one ranking fits every tool's objects).
+# above (one ranking fits every tool's objects). lua/minime/tools/json.lua writes the same
+# order when it hands over JSON text (ctx.json); a test checks the two lists agree.
 _FIELD_ORDER = (
     *("title", "cwd", "path", "filetype", "start_line", "start", "line", "col", "end_line"),
     *("end", "end_col", "total_lines", "lines", "modified", "current", "visible", "severity"),
@@ -163,6 +164,20 @@ def _clean_all(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_clean_all(v) for v in value]
     return value
+
+
+def _wire_safe(value: Any) -> Any:
+    """The model's arguments in a form msgpack carries to Neovim (what cannot, replaced)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        try:
+            return float(value)
+        except OverflowError:
+            return str(value)
+    if isinstance(value, dict):
+        return {_clean(str(k)): _wire_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_wire_safe(v) for v in value]
+    return _clean(value) if isinstance(value, str) else value
 
 
 def _spec(entry: ToolSpec | Mapping[str, Any]) -> ToolSpec:
@@ -220,7 +235,8 @@ def _bind(
 
     async def handle(request: Any) -> str:
         arguments = request.arguments if isinstance(request.arguments, dict) else {}
-        arguments = {k: v for k, v in arguments.items() if k != "_meta"}
+        # Lone surrogates and integers beyond 64 bits are valid JSON but cannot cross msgpack.
+        arguments = _wire_safe({k: v for k, v in arguments.items() if k != "_meta"})
         cwd = getattr(request, "cwd", None) or session_cwd
         ctx = dict(ctx_for(request.session_id, cwd) or {})
         if not ctx.get("cwd"):

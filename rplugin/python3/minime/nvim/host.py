@@ -25,7 +25,7 @@ from ..model import PermissionRequest
 from ..session import Session
 from . import agentfile
 from .loop_thread import LoopThread
-from .render import Renderer, clean, to_lua
+from .render import Renderer, clean, clean_all, to_lua
 
 log = logging.getLogger("minime")
 
@@ -57,6 +57,8 @@ class Host:
         self.clients: dict[tuple[Any, ...], Client] = {}
         self.sessions: dict[str, Session] = {}
         self.opening: dict[str, asyncio.Future[Session]] = {}
+        self._cancelled_start: set[str] = set()
+        self._starting: dict[tuple[Any, ...], asyncio.Future[Client]] = {}
         self.selections: dict[str, Any] = {}
         self.tool_ctx: dict[str, dict[str, Any]] = {}
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
@@ -111,7 +113,11 @@ class Host:
         if op == "permission_answer":
             future = self._prompts.get(int(payload.get("id", 0)))
             if future is not None and not future.done():
-                self.loop_thread.call_soon(_settle, future, payload.get("option_id"))
+                option_id = payload.get("option_id")
+                # "Always for this session" is kept here, client side: the answer says so.
+                answer = {"option_id": option_id, "remember": True}
+                remember = payload.get("remember") is True and isinstance(option_id, str)
+                self.loop_thread.call_soon(_settle, future, answer if remember else option_id)
             return
         if op == "log":
             self.show_log()
@@ -155,10 +161,15 @@ class Host:
         self.render(cwd, {"kind": "begin", "prompt": clean(prompt), "cwd": cwd, "session_id": ""})
         if session is None or not session.client.alive:
             self.render(cwd, {"kind": "notice", "text": "starting the agent…"})
+        self._cancelled_start.discard(cwd)
         try:
             session = await self._session_for(cwd, payload)
         except Error as exc:
             self._fail(cwd, str(exc))
+            return
+        if cwd in self._cancelled_start:  # :MiniMeCancel while the agent was starting
+            self._cancelled_start.discard(cwd)
+            self.render(cwd, {"kind": "done", "stop_reason": "cancelled", "cwd": cwd})
             return
         await self._run_turn(session, cwd, payload.get("context") or prompt)
 
@@ -188,8 +199,11 @@ class Host:
         )
 
     async def op_cancel(self, payload: dict[str, Any]) -> None:
-        session = self.sessions.get(os.path.realpath(payload.get("cwd") or os.getcwd()))
-        if session is not None:
+        cwd = os.path.realpath(payload.get("cwd") or os.getcwd())
+        session = self.sessions.get(cwd)
+        if cwd in self.opening:  # the ask is still starting the agent: its turn will not run
+            self._cancelled_start.add(cwd)
+        elif session is not None:
             await session.cancel()
 
     async def op_reset(self, payload: dict[str, Any]) -> None:
@@ -209,6 +223,95 @@ class Host:
             await client.close(grace=2.0)
         if not payload.get("quiet"):
             self.notify_user("minime: agent stopped", "info")
+
+    async def op_sessions(self, payload: dict[str, Any]) -> None:
+        """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
+        cwd = os.path.realpath(payload["cwd"])
+        if isinstance(payload.get("tool_ctx"), dict):
+            self.tool_ctx[cwd] = payload["tool_ctx"]
+        client = await self._client_for(payload)
+        name = _agent_name(client)
+        caps = client.agent_capabilities
+        listing = "list" in (caps.get("sessionCapabilities") or {})
+        how = _reopen_method(caps)
+        if how is None and not listing:
+            self.notify_user(
+                f"minime: {name} keeps no sessions to reopen "
+                "(it offers neither session/list nor session/load)",
+                "warn",
+            )
+            return
+        if how is None:
+            self.notify_user(
+                f"minime: {name} lists sessions but cannot reopen them "
+                "(it offers neither session/load nor session/resume)",
+                "warn",
+            )
+            return
+        try:
+            found = await client.list_sessions(cwd)
+        except Error:
+            raise  # the agent died: said as such by _guard
+        except Exception as exc:
+            log.info("session/list failed: %s", exc)
+            self.notify_user(f"minime: {name} does not list its sessions (session/list)", "warn")
+            return
+        items = [
+            {
+                "session_id": clean(str(item.get("sessionId") or "")),
+                "title": clean(str(item.get("title") or "")),
+                "updated_at": clean(str(item.get("updatedAt") or "")),
+                "cwd": clean(str(item.get("cwd") or "")),
+            }
+            for item in found
+            if item.get("sessionId")
+        ]
+        if not items:
+            self.notify_user(f"minime: no earlier sessions of {name} for {cwd}", "info")
+            return
+        self.lua("require('minime').pick_session(...)", cwd, items, how)
+
+    async def op_load_session(self, payload: dict[str, Any]) -> None:
+        """Reopen an earlier session in this cwd: its history replays into the turn float."""
+        cwd = os.path.realpath(payload["cwd"])
+        session_id = str(payload["session_id"])
+        title = str(payload.get("title") or "") or session_id
+        if isinstance(payload.get("tool_ctx"), dict):
+            self.tool_ctx[cwd] = payload["tool_ctx"]
+        current = self.sessions.get(cwd)
+        if current is not None and current.busy:
+            self.notify_user(
+                f"minime: a turn is running in {cwd} — :MiniMeCancel it before loading", "warn"
+            )
+            return
+        client = await self._client_for(payload)
+        how = _reopen_method(client.agent_capabilities)
+        if how is None:
+            self.notify_user(f"minime: {_agent_name(client)} cannot reopen sessions", "warn")
+            return
+        prompt = clean(f"(loaded session {title})")
+        self.render(cwd, {"kind": "begin", "prompt": prompt, "cwd": cwd, "session_id": session_id})
+
+        def replayed(event: Any) -> None:
+            self.render(cwd, to_lua(event))
+
+        try:
+            if how == "load":
+                session = await client.load_session(session_id, cwd, on_update=replayed)
+            else:
+                session = await client.resume_session(session_id, cwd)
+        except Error as exc:
+            self._fail(cwd, str(exc), session_id)
+            return
+        if current is not None and (current.client, current.session_id) != (client, session_id):
+            current.client.forget(current)
+        self.sessions[cwd] = session
+        log.info("session %s reopened (session/%s) for %s", session_id, how, cwd)
+        note = "the agent does not replay history on resume; " if how == "resume" else ""
+        self.render(cwd, {"kind": "notice", "text": f"{note}the next ask here continues it"})
+        self.render(
+            cwd, {"kind": "done", "stop_reason": "end_turn", "cwd": cwd, "session_id": session_id}
+        )
 
     # -- sessions keyed on cwd -----------------------------------------------------------
 
@@ -277,6 +380,32 @@ class Host:
         client = self.clients.get(key)
         if client is not None and client.alive:
             return client
+        # Asks in several cwds at once share one agent: the first one starts it.
+        starting = self._starting.get(key)
+        if starting is not None:
+            return await asyncio.shield(starting)
+        future: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._starting[key] = future
+        try:
+            client = await self._start_client(key, payload, command, config, discovery, mm)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: each waiting ask reports it itself
+            raise
+        finally:
+            self._starting.pop(key, None)
+        future.set_result(client)
+        return client
+
+    async def _start_client(
+        self,
+        key: tuple[Any, ...],
+        payload: dict[str, Any],
+        command: list[str] | None,
+        config: str | None,
+        discovery: str,
+        mm: str | None,
+    ) -> Client:
         source = self._tool_source(discovery)
         client = await connect(
             config,
@@ -288,6 +417,8 @@ class Host:
             on_permission=self.ask_permission,
             on_stderr=self._on_stderr,
             cwd=os.path.realpath(payload["cwd"]),
+            ready_timeout=_seconds(payload.get("ready_timeout"), 60.0),
+            cancel_timeout=_seconds(payload.get("cancel_timeout"), 30.0),
         )
         self.clients[key] = client
         assert client.process is not None
@@ -350,6 +481,8 @@ class Host:
         self._prompts[prompt_id] = future
         cwd = self._cwd_of(request.session_id)
         call = request.tool_call
+        if self.renderer is not None:
+            self.renderer.flush()  # the turn so far (the call asked about) shows first
         self.lua(
             "require('minime').permission(...)",
             {
@@ -358,8 +491,8 @@ class Host:
                 "session_id": request.session_id,
                 "title": clean(call.title),
                 "tool_kind": call.kind,
-                "input": call.input,
-                "content": call.content,
+                "input": clean_all(call.input),
+                "content": clean_all(call.content),
                 "options": [
                     {"option_id": o.option_id, "name": clean(o.name), "kind": o.kind}
                     for o in request.options
@@ -411,6 +544,27 @@ class Host:
             if client.process is not None:
                 client.process.kill_group(signal.SIGKILL)
         self.loop_thread.stop()
+
+
+def _agent_name(client: Client) -> str:
+    info = client.agent_info
+    return str(info.get("title") or info.get("name") or client.label)
+
+
+def _reopen_method(capabilities: dict[str, Any]) -> str | None:
+    """How the agent reopens a session: "load" (replays history), "resume", or None."""
+    if capabilities.get("loadSession"):
+        return "load"
+    if "resume" in (capabilities.get("sessionCapabilities") or {}):
+        return "resume"
+    return None
+
+
+def _seconds(value: Any, default: float) -> float:
+    """A timeout option from Lua: a positive number of seconds, else the default."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return default
 
 
 def _settle(future: concurrent.futures.Future[Any], answer: Any) -> None:

@@ -20,8 +20,25 @@ def clean(text: str) -> str:
     return text
 
 
+def clean_all(value: Any) -> Any:
+    """``clean`` through JSON-like data (an agent's rawInput, plan entries, usage…)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(str(k)): clean_all(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_all(v) for v in value]
+    return value
+
+
 def to_lua(event: Event) -> dict[str, Any]:
     """The table ``require('minime.ui.turn').apply`` receives for one library event."""
+    if event.kind in ("text", "thinking", "user"):  # the stream's bulk: nothing else to clean
+        return {"kind": event.kind, "text": clean(event.text)}
+    return clean_all(_to_lua(event))
+
+
+def _to_lua(event: Event) -> dict[str, Any]:
     if event.kind in ("text", "thinking", "user"):
         return {"kind": event.kind, "text": clean(event.text)}
     if event.kind == "tool_call" and event.call is not None:
@@ -49,12 +66,22 @@ def to_lua(event: Event) -> dict[str, Any]:
 
 
 class Renderer:
-    """Queues events per key (the cwd) on the ACP loop; one Lua call per key per flush."""
+    """Queues events per key (the cwd) on the ACP loop; one Lua call per key per flush.
+
+    A flush goes out at the loop's next turn after an event, but no sooner than FLUSH_SECONDS
+    after the previous one, unless the event ends a turn (nothing more to batch it with). So a
+    lone chunk is shown at once, and a burst (the agent's pipe holds ~90 chunks, handled in one
+    turn of the loop) leaves in one call. A flush on a timer only (16 ms after the first event)
+    held the last chunk of the 10,000-chunk stream back by that much, and more while a burst
+    kept the loop from running timers.
+    """
 
     def __init__(self, send: Callable[[str, list[dict[str, Any]]], None]) -> None:
         self._send = send
         self._pending: dict[str, list[dict[str, Any]]] = {}
-        self._scheduled = False
+        self._handle: asyncio.Handle | None = None
+        self._soon = False  # the pending flush runs at the loop's next turn
+        self._last_flush = float("-inf")
 
     def push(self, key: str, item: dict[str, Any]) -> None:
         batch = self._pending.setdefault(key, [])
@@ -64,15 +91,32 @@ class Renderer:
             and item["kind"] in ("text", "thinking")
             and last["kind"] == item["kind"]
         ):
-            last["text"] += item["text"]
+            # Parts joined at the flush: `+=` on each chunk copies the batch so far (quadratic).
+            parts = last["text"]
+            if isinstance(parts, str):
+                last["text"] = parts = [parts]
+            parts.append(item["text"])
         else:
             batch.append(item)
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush)
+        ends_turn = item["kind"] == "done"
+        if self._handle is not None and (self._soon or not ends_turn):
+            return
+        if self._handle is not None:
+            self._handle.cancel()
+        loop = asyncio.get_running_loop()
+        wait = 0.0 if ends_turn else self._last_flush + FLUSH_SECONDS - loop.time()
+        self._soon = wait <= 0
+        if self._soon:
+            self._handle = loop.call_soon(self.flush)
+        else:
+            self._handle = loop.call_later(wait, self.flush)
 
     def flush(self) -> None:
-        self._scheduled = False
+        self._handle = None
+        self._last_flush = asyncio.get_running_loop().time()
         pending, self._pending = self._pending, {}
         for key, batch in pending.items():
+            for item in batch:
+                if isinstance(item.get("text"), list):
+                    item["text"] = "".join(item["text"])
             self._send(key, batch)

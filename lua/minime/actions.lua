@@ -1,0 +1,277 @@
+--- What the verbs of require("minime") do, and the calls the Python host makes into Lua.
+--- Loaded on first use: require("minime").setup{} runs at every start-up and must stay cheap
+--- (see init.lua), so the code behind the verbs lives here.
+local config = require("minime.config")
+
+local M = {}
+
+local permission_configured = false
+
+--- The permission float, given the options on first use.
+local function permission_ui()
+  local permission = require("minime.ui.permission")
+  if not permission_configured then
+    permission_configured = true
+    permission.setup({ focus = config.options.permission.focus })
+  end
+  return permission
+end
+
+local function relative(path, cwd)
+  if path:sub(1, #cwd + 1) == cwd .. "/" then
+    return path:sub(#cwd + 2)
+  end
+  return path
+end
+
+--- The prompt with the selected lines as context, naming file and lines.
+local function with_context(text, range, cwd)
+  if not range then
+    return text, nil
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  local lines = vim.api.nvim_buf_get_lines(buf, range[1] - 1, range[2], false)
+  local name = vim.api.nvim_buf_get_name(buf)
+  local path = name ~= "" and relative(vim.fn.fnamemodify(name, ":p"), cwd) or "[No Name]"
+  local fence = ("```%s"):format(vim.bo[buf].filetype or "")
+  local context = ("%s\n\nFrom %s, lines %d-%d:\n%s\n%s\n```"):format(
+    text,
+    path,
+    range[1],
+    range[2],
+    fence,
+    table.concat(lines, "\n")
+  )
+  local selection = { bufnr = buf, path = name, start_line = range[1], end_line = range[2] }
+  return context, selection
+end
+
+--- What the host needs to run an ask in `cwd`.
+local function agent_payload(cwd)
+  local o = config.options
+  if o.agent and o.agent.cmd then
+    return { agent_cmd = o.agent.cmd, agent_env = o.agent.env, discovery = o.discovery }
+  end
+  local mm = config.mm()
+  local agent_file = config.agent_file(cwd)
+  if not mm and not o.mm then
+    -- No mm anywhere: the bundled offline demo agent, clearly labelled.
+    local demo_mm, demo_config = config.demo()
+    return { mm = demo_mm, config = agent_file or demo_config, demo = true, discovery = o.discovery }
+  end
+  if not mm then
+    error(("mm not found: %s is not executable (set `mm` or $MM_BIN)"):format(o.mm), 0)
+  end
+  if not agent_file then
+    error("no agent file found: set `config` in require('minime').setup{} (see :h minime-config)", 0)
+  end
+  return { mm = mm, config = agent_file, discovery = o.discovery }
+end
+
+M.agent_payload = agent_payload
+
+--- The agent and the editor tools' context for a host operation in `cwd`.
+local function host_payload(cwd)
+  local payload = agent_payload(cwd)
+  payload.cwd = cwd
+  payload.tool_ctx = config.tool_ctx(cwd)
+  payload.ready_timeout = config.options.ready_timeout
+  payload.cancel_timeout = config.options.cancel_timeout
+  return payload
+end
+
+--- Send `text` to the agent for the current cwd (window- and tab-local cwds count).
+---@param text? string
+---@param range? integer[] {first, last} lines of the current buffer sent as context
+function M.ask(text, range)
+  if not text or vim.trim(text) == "" then
+    require("minime.ui.input").open({
+      prompt_title = " minime ",
+      on_submit = function(input)
+        if input and vim.trim(input) ~= "" then
+          M.ask(input, range)
+        end
+      end,
+    })
+    return
+  end
+  local cwd = vim.fn.getcwd()
+  local ok, err = pcall(function()
+    local payload = host_payload(cwd)
+    local context, selection = with_context(text, range, cwd)
+    payload.prompt = text
+    payload.context = context
+    payload.selection = selection
+    if payload.demo then
+      vim.notify("minime: no mm found — using the offline demo agent", vim.log.levels.INFO)
+    end
+    require("minime.host").notify("ask", payload)
+  end)
+  if not ok then
+    M.notify("minime: " .. tostring(err), "error")
+  end
+end
+
+local function host_op(op, payload)
+  local ok, err = pcall(require("minime.host").notify, op, payload or {})
+  if not ok then
+    M.notify("minime: " .. tostring(err), "error")
+  end
+end
+
+function M.cancel(cwd)
+  host_op("cancel", { cwd = cwd or vim.fn.getcwd() })
+end
+
+function M.reset()
+  host_op("reset", { cwd = vim.fn.getcwd() })
+end
+
+function M.stop()
+  host_op("stop", {})
+end
+
+function M.log()
+  host_op("log", {})
+end
+
+--- The agent's earlier sessions for the current cwd, to reopen one (vim.ui.select).
+function M.sessions()
+  local ok, payload = pcall(host_payload, vim.fn.getcwd())
+  if not ok then
+    M.notify("minime: " .. tostring(payload), "error")
+    return
+  end
+  host_op("sessions", payload)
+end
+
+--- Reopen session `session_id` of the agent in `cwd` (default: the current cwd).
+---@param session_id string
+---@param opts? {cwd?: string, title?: string}
+function M.load_session(session_id, opts)
+  opts = opts or {}
+  local ok, payload = pcall(host_payload, opts.cwd or vim.fn.getcwd())
+  if not ok then
+    M.notify("minime: " .. tostring(payload), "error")
+    return
+  end
+  payload.session_id = session_id
+  payload.title = opts.title
+  host_op("load_session", payload)
+end
+
+--- Create or update the plugin's own Python environment (what `build = "./scripts/setup --user"`
+--- does).
+---@param on_done? fun(ok: boolean, output: string)
+function M.install(on_done)
+  local root = config.root()
+  local script = root .. "/scripts/setup"
+  local venv = root .. "/.venv"
+  vim.notify(("minime: installing the Python host into %s …"):format(venv), vim.log.levels.INFO)
+  local ok, err = pcall(vim.system, { script, "--user" }, {
+    cwd = root,
+    text = true,
+    -- The npm package is for the interop tests only.
+    env = { MINIME_SKIP_NPM = "1" },
+  }, function(res)
+    vim.schedule(function()
+      local output = vim.trim((res.stdout or "") .. "\n" .. (res.stderr or ""))
+      if res.code == 0 then
+        local msg = ("minime: installed: %s/bin/python"):format(venv)
+        if require("minime.host").chan then
+          msg = msg .. " (restart Neovim to use it)"
+        end
+        vim.notify(msg, vim.log.levels.INFO)
+      else
+        local last = vim.split(output, "\n")
+        vim.notify(
+          ("minime: install failed (exit %d): %s — run %s in a shell to see why"):format(
+            res.code,
+            last[#last] or "",
+            script
+          ),
+          vim.log.levels.ERROR
+        )
+      end
+      if on_done then
+        on_done(res.code == 0, output)
+      end
+    end)
+  end)
+  if not ok then
+    vim.notify(("minime: cannot run %s: %s"):format(script, tostring(err)), vim.log.levels.ERROR)
+  end
+end
+
+--- Reopen the last turn's float.
+function M.show()
+  require("minime.ui.turn").reopen_last()
+end
+
+-- Called by the host ----------------------------------------------------------------
+
+---@param message string
+---@param level? "error"|"warn"|"info"
+function M.notify(message, level)
+  local levels = { error = vim.log.levels.ERROR, warn = vim.log.levels.WARN, info = vim.log.levels.INFO }
+  vim.notify(message, levels[level or "error"] or vim.log.levels.ERROR)
+end
+
+---@param pid integer the agent's process-group id
+function M.track_agent(pid)
+  require("minime.host").agents[pid] = true
+end
+
+---@param req table a permission request (see :h minime-permission)
+function M.permission(req)
+  permission_ui().open(req, function(option_id, remember)
+    host_op("permission_answer", { id = req.id, option_id = option_id, remember = remember })
+  end)
+end
+
+--- Offer the sessions the host found (vim.ui.select); the chosen one is reopened in `cwd`.
+---@param cwd string
+---@param items {session_id: string, title: string, updated_at: string}[]
+---@param how "load"|"resume"
+function M.pick_session(cwd, items, how)
+  vim.ui.select(items, {
+    prompt = how == "load" and "Reopen a session (its history replays):" or "Resume a session:",
+    kind = "minime.session",
+    format_item = function(item)
+      local parts = { item.title ~= "" and item.title or "(untitled)" }
+      if item.updated_at ~= "" then
+        parts[#parts + 1] = item.updated_at
+      end
+      parts[#parts + 1] = item.session_id
+      return table.concat(parts, " · ")
+    end,
+  }, function(item)
+    if item then
+      M.load_session(item.session_id, { cwd = cwd, title = item.title ~= "" and item.title or nil })
+    end
+  end)
+end
+
+---@param lines string[]
+function M.show_log(lines)
+  local host = require("minime.host")
+  vim.list_extend(lines, { "", "# Python host stderr" })
+  vim.list_extend(lines, host.stderr)
+  vim.cmd("botright new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  vim.b[buf].minime = "log"
+  vim.api.nvim_buf_set_name(buf, "minime://log")
+  local clean = {}
+  for _, line in ipairs(lines) do
+    for piece in (line .. "\n"):gmatch("(.-)\n") do
+      table.insert(clean, piece)
+    end
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, clean)
+  vim.bo[buf].modifiable = false
+end
+
+return M
