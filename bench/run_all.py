@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run every benchmark, one after another, each in its own process; their JSON lines pass through.
 
-    .venv/bin/python bench/run_all.py [NAME ...]     (names: library_roundtrip plugin editor_tools load)
+    .venv/bin/python bench/run_all.py [NAME ...]   (library_roundtrip plugin editor_tools load)
 
 A failed benchmark prints {"bench": NAME, "metric": "failed", ...} and the exit status is 1.
 """
