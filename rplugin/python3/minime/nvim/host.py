@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import itertools
 import logging
 import os
 import signal
@@ -25,7 +24,8 @@ from ..model import PermissionRequest
 from ..session import Session
 from . import agentfile
 from .loop_thread import LoopThread
-from .render import Renderer, clean, clean_all, to_lua
+from .prompts import Prompts
+from .render import Renderer, clean, to_lua
 
 log = logging.getLogger("minime")
 
@@ -63,9 +63,9 @@ class Host:
         self.tool_ctx: dict[str, dict[str, Any]] = {}
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
-        self._prompts: dict[int, concurrent.futures.Future[Any]] = {}
-        self._prompt_ids = itertools.count(1)
-        self._remembered: dict[tuple[str, str], str] = {}
+        self.prompts = Prompts(
+            self.lua, lambda: self.options, self._flush, self.loop_thread.call_soon
+        )
         self.renderer: Renderer | None = None
         handler = RingLog(self.log_lines)
         logging.getLogger().addHandler(handler)
@@ -111,13 +111,7 @@ class Host:
     def dispatch(self, op: str, payload: Any) -> None:
         payload = payload if isinstance(payload, dict) else {}
         if op == "permission_answer":
-            future = self._prompts.get(int(payload.get("id", 0)))
-            if future is not None and not future.done():
-                option_id = payload.get("option_id")
-                # "Always for this session" is kept here, client side: the answer says so.
-                answer = {"option_id": option_id, "remember": True}
-                remember = payload.get("remember") is True and isinstance(option_id, str)
-                self.loop_thread.call_soon(_settle, future, answer if remember else option_id)
+            self.prompts.answer(payload)
             return
         if op == "log":
             self.show_log()
@@ -470,65 +464,11 @@ class Host:
     # -- permissions ----------------------------------------------------------------------
 
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
-        rule = self._rule_for(request)
-        if rule is not None:
-            return rule
-        remembered = self._remembered.get((request.session_id, request.tool_call.title))
-        if remembered is not None:
-            return permissions.choose(remembered)
-        prompt_id = next(self._prompt_ids)
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._prompts[prompt_id] = future
-        cwd = self._cwd_of(request.session_id)
-        call = request.tool_call
+        return await self.prompts.ask(request, self._cwd_of(request.session_id))
+
+    def _flush(self) -> None:
         if self.renderer is not None:
-            self.renderer.flush()  # the turn so far (the call asked about) shows first
-        self.lua(
-            "require('minime').permission(...)",
-            {
-                "id": prompt_id,
-                "cwd": cwd,
-                "session_id": request.session_id,
-                "title": clean(call.title),
-                "tool_kind": call.kind,
-                "input": clean_all(call.input),
-                "content": clean_all(call.content),
-                "options": [
-                    {"option_id": o.option_id, "name": clean(o.name), "kind": o.kind}
-                    for o in request.options
-                ],
-                "timeout": self.options.get("permission_timeout"),
-            },
-        )
-        try:
-            answer = await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            self.lua("require('minime.ui.permission').close(...)", prompt_id)
-            raise
-        finally:
-            self._prompts.pop(prompt_id, None)
-        if isinstance(answer, dict) and answer.get("remember"):
-            self._remembered[(request.session_id, call.title)] = answer["option_id"]
-            return permissions.choose(answer["option_id"])
-        if isinstance(answer, str):
-            return permissions.choose(answer)
-        return permissions.REJECT
-
-    def _rule_for(self, request: PermissionRequest) -> permissions.Decision | None:
-        import fnmatch
-
-        for rule in self.options.get("permission_rules") or []:
-            pattern = rule.get("pattern") if isinstance(rule, dict) else None
-            if isinstance(pattern, str) and fnmatch.fnmatchcase(request.tool_call.title, pattern):
-                decision = rule.get("decision")
-                log.info(
-                    "permission rule %r answered %s for %r",
-                    pattern,
-                    decision,
-                    request.tool_call.title,
-                )
-                return permissions.ALLOW if decision == "allow" else permissions.REJECT
-        return None
+            self.renderer.flush()
 
     def _cwd_of(self, session_id: str) -> str:
         for cwd, session in self.sessions.items():
@@ -565,8 +505,3 @@ def _seconds(value: Any, default: float) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
         return float(value)
     return default
-
-
-def _settle(future: concurrent.futures.Future[Any], answer: Any) -> None:
-    if not future.done():
-        future.set_result(answer)
