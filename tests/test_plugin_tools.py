@@ -118,6 +118,23 @@ def test_two_cwds_get_their_own_tool_sets(project: Path, tmp_path: Path) -> None
     assert second == ["client_open_buffers", "client_read_buffer", "client_selection"]
 
 
+def test_meta_mode_enforces_disabled_tools_per_call(project: Path) -> None:
+    disabled = "disabled_tools = { 'quickfix' }"
+    config = yolo_agent_file(project, "meta")
+    init = INIT % (
+        "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {disabled}" + "}"
+    )
+    with start(init) as nvim:
+        nvim.command(f"cd {project}")
+        ed = Editor(nvim, project)
+        text = ask(ed, "/tool quickfix", 1)
+        assert model_read(text, "client_quickfix") == (
+            "[client tool error: quickfix is turned off in this directory]"
+        )
+        text = ask(ed, "/tool open_buffers", 2)
+        assert model_read(text, "client_open_buffers").startswith('{"cwd"')
+
+
 def test_a_user_tool_defined_in_lua(project: Path) -> None:
     tool = (
         "tools = { { name = 'word count', description = 'Count the words of a text.',"

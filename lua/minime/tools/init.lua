@@ -55,6 +55,10 @@ function M.call(name, args, ctx)
   if args == vim.NIL then
     args = nil
   end
+  -- In meta discovery every session gets the same list: disabled_tools is enforced per call.
+  if type(ctx.disabled) == "table" and vim.tbl_contains(ctx.disabled, name) then
+    return { ok = false, error = ("%s is turned off in this directory"):format(tostring(name)) }
+  end
   local fn, is_user
   if type(name) == "string" and builtin[name] then
     local loaded, mod = pcall(require, "minime.tools." .. name)
