@@ -27,7 +27,7 @@ from pathlib import Path
 from _common import emit, median, quantile
 from fake_mm import chunks_text
 from nvim_harness import wait_for
-from test_faults import ALLOW_CLIENT_TOOLS, Editor, editor
+from plugin_harness import ALLOW_CLIENT_TOOLS, Editor, editor
 from test_load import model_reads
 
 BENCH = "load"

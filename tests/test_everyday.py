@@ -8,63 +8,34 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from nvim_harness import REPO, start, wait_for
+from nvim_harness import REPO, wait_for
+from plugin_harness import DEMO_MM, Editor, agent_file
+from plugin_harness import editor_with as harness_editor_with
 
 FAKE_MM = REPO / "tests" / "fake_mm.py"
-DEMO_MM = str(REPO / "demo" / "mm")
 EXAMPLE_AGENT = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
 
-INIT = """
-_G.notes, _G.done, _G.prompts, _G.picks = {}, {}, {}, {}
-vim.notify = function(msg, level) table.insert(_G.notes, {msg = msg, level = level}) end
-vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function(ev)
-  table.insert(_G.done, ev.data)
-end })
--- Every permission float the user would see.
+# Also every permission float the user would see (titles in _G.prompts) and vim.ui.select as the
+# user sees it (_G.picks; _G.pick(i) chooses).
+WATCH_PROMPTS = """
+_G.prompts, _G.picks = {}, {}
 local permission = require('minime.ui.permission')
 local open = permission.open
 permission.open = function(req, on_answer)
   table.insert(_G.prompts, req.title)
   return open(req, on_answer)
 end
--- vim.ui.select as the user sees it: the prompt and the labels; _G.pick(i) chooses.
 vim.ui.select = function(items, opts, on_choice)
   local labels = {}
   for i, item in ipairs(items) do labels[i] = opts.format_item(item) end
   table.insert(_G.picks, { prompt = opts.prompt, labels = labels })
   _G.pick = function(i) on_choice(items[i], i) end
 end
-%s
-require('minime').setup(%s)
 """
-
-
-def lua_table(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {lua_table(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "{" + ", ".join(lua_table(v) for v in value) + "}"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return "[==[" + str(value) + "]==]"
-
-
-def agent_file(directory: Path, name: str = "agent.yaml", **extra: Any) -> str:
-    """mm's agent file for the fake mm, tracing every message to ``trace.jsonl``."""
-    data: dict[str, Any] = {"yolo": False, "acp": {"clientTools": {"discovery": "request"}}}
-    data.update(extra)
-    data.setdefault("fake", {}).setdefault("trace", str(directory / "trace.jsonl"))
-    path = directory / name
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
 
 
 def trace(directory: Path, direction: str) -> list[dict[str, Any]]:
@@ -97,72 +68,6 @@ def requests(directory: Path, method: str) -> list[dict[str, Any]]:
     return [m["params"] for m in received if m.get("method") == method and "id" in m]
 
 
-class Editor:
-    def __init__(self, nvim: Any, cwd: Path) -> None:
-        self.nvim = nvim
-        self.cwd = os.path.realpath(cwd)
-
-    def lua(self, code: str, *args: Any) -> Any:
-        return self.nvim.exec_lua(code, *args)
-
-    def ask(self, text: str) -> None:
-        self.lua("require('minime').ask(...)", text)
-
-    def turn_text(self) -> str:
-        return "\n".join(
-            self.lua(
-                "local t = require('minime.ui.turn').get(...)"
-                " return t and vim.api.nvim_buf_get_lines(t.buf, 0, -1, false) or {}",
-                self.cwd,
-            )
-        )
-
-    def wait_text(self, needle: str, timeout: float = 20.0) -> str:
-        return wait_for(
-            lambda: needle in self.turn_text() and self.turn_text(),
-            timeout,
-            message=f"for {needle!r} in the turn float",
-        )
-
-    def wait_done(self, count: int = 1, timeout: float = 30.0) -> dict[str, Any]:
-        wait_for(lambda: len(self.lua("return _G.done")) >= count, timeout, message="for done")
-        return self.lua("return _G.done")[count - 1]
-
-    def notes(self) -> list[str]:
-        return [n["msg"] for n in self.lua("return _G.notes")]
-
-    def wait_note(self, needle: str, timeout: float = 20.0) -> str:
-        return wait_for(
-            lambda: next((n for n in self.notes() if needle in n), None),
-            timeout,
-            message=f"for a notification with {needle!r}",
-        )
-
-    def prompts(self) -> list[str]:
-        return self.lua("return _G.prompts")
-
-    def permission_win(self, other_than: int | None = None, timeout: float = 20.0) -> int:
-        """The permission float, once one (other than ``other_than``) is open."""
-
-        def shown() -> int | None:
-            win = self.lua("return require('minime.ui.permission').win()")
-            return win if win != other_than else None
-
-        return wait_for(shown, timeout, message="for the permission float")
-
-    def float_lines(self, win: int) -> list[str]:
-        return self.lua(
-            "return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(...), 0, -1, false)", win
-        )
-
-    def float_config(self, win: int) -> dict[str, Any]:
-        return self.lua("return vim.api.nvim_win_get_config(...)", win)
-
-    def press(self, win: int, keys: str) -> None:
-        self.lua("vim.api.nvim_set_current_win(...)", win)
-        self.nvim.input(keys)
-
-
 def chrome(parts: Any) -> str:
     """A float's title or footer as text (Neovim returns it as [[text, hl], ...])."""
     if isinstance(parts, str):
@@ -171,16 +76,11 @@ def chrome(parts: Any) -> str:
 
 
 def editor_with(tmp_path: Path, opts: dict[str, Any], before: str = "") -> Any:
-    """A context manager: a Neovim set up with ``opts``, in ``tmp_path``."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def run() -> Iterator[Editor]:
-        with start(INIT % (before, lua_table(opts))) as nvim:
-            nvim.command(f"cd {tmp_path}")
-            yield Editor(nvim, tmp_path)
-
-    return run()
+    """A context manager: a Neovim set up with ``opts``, in ``tmp_path``; asks go through
+    require('minime').ask; waits up to 20 s (30 s for MiniMeTurnDone)."""
+    return harness_editor_with(
+        tmp_path, opts, WATCH_PROMPTS + before, timeout=20.0, done_timeout=30.0, ask_command=False
+    )
 
 
 def health(editor: Editor) -> str:
@@ -280,14 +180,14 @@ def test_checkhealth_says_how_to_fix_a_missing_mm_and_agent_file(tmp_path: Path)
 def test_checkhealth_reports_an_agent_that_dies_and_one_that_never_answers(
     tmp_path: Path,
 ) -> None:
-    dying = agent_file(tmp_path, "dying.yaml", fake={"exit_before_initialize": 3})
+    dying = agent_file(tmp_path, name="dying.yaml", fake={"exit_before_initialize": 3})
     with editor_with(tmp_path, {"mm": DEMO_MM, "config": dying}) as ed:
         text = health(ed)
     assert "ERROR live check: the agent did not start:" in text
     assert "exit status 3" in text and "fatal: cannot reach the model server" in text
     assert "Run `mm -acp -config <agent file>` in a shell to see what it says" in text
 
-    deaf = agent_file(tmp_path, "deaf.yaml", fake={"never_initialize": True})
+    deaf = agent_file(tmp_path, name="deaf.yaml", fake={"never_initialize": True})
     before = "package.loaded['minime.health'] = nil; require('minime.health').live_timeout = 2"
     with editor_with(tmp_path, {"mm": DEMO_MM, "config": deaf}, before) as ed:
         text = health(ed)

@@ -3,8 +3,8 @@ host and the fake mm (demo/mm). Each test asserts what the user sees — the tur
 notifications — and, for processes, that nothing of ours is left (by pid and process group).
 
 The wire-level faults share one Neovim (``wire``): each is one turn of the same session, which
-also shows that the session survives every one of them. The helpers at the top (``Editor``,
-``editor``, ``group_members``) are used by test_load.py and test_interop.py too.
+also shows that the session survives every one of them. The shared helpers (``Editor``,
+``editor``, ``group_members``) are in plugin_harness.py.
 """
 
 from __future__ import annotations
@@ -19,164 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from conftest import process_gone
-from nvim_harness import REPO, start, wait_for
-
-DEMO_MM = str(REPO / "demo" / "mm")
-
-INIT = """
-_G.notes, _G.done = {}, {}
-vim.notify = function(msg, level) table.insert(_G.notes, {msg = msg, level = level}) end
-vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function(ev)
-  table.insert(_G.done, ev.data)
-end })
-require('minime').setup(%s)
-"""
-
-
-def lua_value(value: Any) -> str:
-    if isinstance(value, dict):
-        return (
-            "{" + ", ".join(f"[ {lua_value(k)} ] = {lua_value(v)}" for k, v in value.items()) + "}"
-        )
-    if isinstance(value, list | tuple):
-        return "{" + ", ".join(lua_value(v) for v in value) + "}"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return "[==[" + str(value) + "]==]"
-
-
-def agent_file(directory: Path, fake: dict[str, Any] | None = None, **extra: Any) -> str:
-    """An agent file for the fake mm (request discovery, yolo off), tracing to trace.jsonl."""
-    data: dict[str, Any] = {"yolo": False, "acp": {"clientTools": {"discovery": "request"}}}
-    data.update(extra)
-    data["fake"] = {"trace": str(directory / "trace.jsonl"), **(fake or {})}
-    path = directory / "agent.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of process group ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
-
-
-class Editor:
-    """One Neovim with the plugin set up; what the user sees of it."""
-
-    def __init__(self, nvim: Any, cwd: Path) -> None:
-        self.nvim = nvim
-        self.cwd = os.path.realpath(cwd)
-
-    def lua(self, code: str, *args: Any) -> Any:
-        return self.nvim.exec_lua(code, *args)
-
-    def ask(self, text: str) -> None:
-        """:MiniMeAsk for one line; the same function for a multi-line prompt (a script)."""
-        if "\n" in text:
-            self.lua("require('minime').ask(...)", text)
-        else:
-            self.nvim.command("MiniMeAsk " + text)
-
-    def turn_lines(self, cwd: str | None = None) -> list[str]:
-        return self.lua(
-            "local t = require('minime.ui.turn').get(...)"
-            " return t and vim.api.nvim_buf_get_lines(t.buf, 0, -1, false) or {}",
-            cwd or self.cwd,
-        )
-
-    def turn_text(self, cwd: str | None = None) -> str:
-        return "\n".join(self.turn_lines(cwd))
-
-    def done(self) -> list[dict[str, Any]]:
-        return self.lua("return _G.done")
-
-    def wait_done(self, count: int = 1, timeout: float = 30.0) -> dict[str, Any]:
-        wait_for(lambda: len(self.done()) >= count, timeout, message="for MiniMeTurnDone")
-        return self.done()[count - 1]
-
-    def turn(self, text: str, timeout: float = 30.0) -> tuple[dict[str, Any], str]:
-        """Ask and wait for the end of that turn: (MiniMeTurnDone data, the float's text)."""
-        count = len(self.done()) + 1
-        self.ask(text)
-        done = self.wait_done(count, timeout)
-        return done, self.turn_text()
-
-    def notes(self) -> list[str]:
-        return [n["msg"] for n in self.lua("return _G.notes")]
-
-    def wait_text(self, needle: str, timeout: float = 30.0, cwd: str | None = None) -> str:
-        return wait_for(
-            lambda: needle in self.turn_text(cwd) and self.turn_text(cwd),
-            timeout,
-            message=f"for {needle!r} in the turn float",
-        )
-
-    def wait_line(self, prefix: str, timeout: float = 30.0, cwd: str | None = None) -> str:
-        """The first line of the float starting with ``prefix`` (the prompt's lines start "> ")."""
-
-        def found() -> str | None:
-            return next((x for x in self.turn_lines(cwd) if x.startswith(prefix)), None)
-
-        return wait_for(found, timeout, message=f"for a line {prefix!r}…")
-
-    def permission_win(self, timeout: float = 30.0) -> int:
-        return wait_for(
-            lambda: self.lua("return require('minime.ui.permission').win()"),
-            timeout,
-            message="for the permission float",
-        )
-
-    def permission_text(self) -> str:
-        win = self.permission_win()
-        buf = self.lua("return vim.api.nvim_win_get_buf(...)", win)
-        return "\n".join(self.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf))
-
-    def answer_permission(self, key: str) -> None:
-        win = self.permission_win()
-        self.lua("vim.api.nvim_set_current_win(...)", win)
-        self.nvim.input(key)
-
-    def permission_open(self) -> bool:
-        return bool(self.lua("return require('minime.ui.permission').win() ~= nil"))
-
-    def host_pid(self) -> int:
-        return self.lua("return vim.fn.jobpid(require('minime.host').chan)")
-
-    def agent_pid(self) -> int:
-        """The agent's pid (also its process group: it runs in its own)."""
-        self.turn("/pid")
-        _, pid, _, pgid = self.wait_line("pid ").split()
-        assert pid == pgid, "the agent leads its own process group"
-        return int(pid)
-
-    def turn_errors(self) -> list[str]:
-        return self.lua("return require('minime.ui.turn').errors")
-
-
-@contextlib.contextmanager
-def editor(tmp_path: Path, **opts: Any) -> Iterator[Editor]:
-    """A Neovim whose plugin is set up with ``opts`` (default: the fake mm, ``agent_file``)."""
-    opts.setdefault("mm", DEMO_MM)
-    if "agent" not in opts and "config" not in opts:
-        opts["config"] = agent_file(tmp_path)
-    with start(INIT % lua_value(opts)) as nvim:
-        nvim.command(f"cd {tmp_path}")
-        yield Editor(nvim, tmp_path)
+from nvim_harness import wait_for
+from plugin_harness import ALLOW_CLIENT_TOOLS, Editor, agent_file, editor, group_members
 
 
 def trace(path: Path) -> list[dict[str, Any]]:
@@ -189,9 +34,6 @@ def error_line(text: str) -> str:
     lines = [line for line in text.splitlines() if line.startswith("✗ error: ")]
     assert len(lines) == 1, text
     return lines[0]
-
-
-ALLOW_CLIENT_TOOLS = [{"pattern": "client: *", "decision": "allow"}]
 
 
 # ---------------------------------------------------------------------------------------------

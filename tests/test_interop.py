@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import process_gone
 from nvim_harness import REPO, wait_for
-from test_faults import editor, group_members
+from plugin_harness import editor, group_members
 
 AGENT_JS = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
 NODE = shutil.which("node")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from fake_mm import chunks_text
 from nvim_harness import wait_for
-from test_faults import ALLOW_CLIENT_TOOLS, Editor, editor, trace
+from plugin_harness import ALLOW_CLIENT_TOOLS, Editor, editor
+from test_faults import trace
 
 
 def rss_kib(pid: int) -> int:

@@ -8,96 +8,20 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 from conftest import process_gone
 from nvim_harness import REPO, start, wait_for
+from plugin_harness import DEMO_MM, Editor, agent_file, editor_with, init
 
 VENV_PYTHON = str(Path(REPO) / ".venv" / "bin" / "python")
-
-INIT = """
-_G.notes, _G.done = {}, {}
-vim.notify = function(msg, level) table.insert(_G.notes, {msg = msg, level = level}) end
-vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function(ev)
-  table.insert(_G.done, ev.data)
-end })
-require('minime').setup(%s)
-"""
-
-
-def lua_table(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {lua_table(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "{" + ", ".join(lua_table(v) for v in value) + "}"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return "[==[" + str(value) + "]==]"
-
-
-def agent_file(directory: Path, **extra: Any) -> str:
-    data: dict[str, Any] = {"yolo": False, "acp": {"clientTools": {"discovery": "request"}}}
-    data.update(extra)
-    path = directory / "agent.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
-
-
-class Editor:
-    def __init__(self, nvim: Any, cwd: Path) -> None:
-        self.nvim = nvim
-        self.cwd = os.path.realpath(cwd)
-
-    def lua(self, code: str, *args: Any) -> Any:
-        return self.nvim.exec_lua(code, *args)
-
-    def ask(self, text: str) -> None:
-        self.nvim.command("MiniMeAsk " + text)
-
-    def turn_lines(self, cwd: str | None = None) -> list[str]:
-        return self.lua(
-            "local t = require('minime.ui.turn').get(...)"
-            " return t and vim.api.nvim_buf_get_lines(t.buf, 0, -1, false) or {}",
-            cwd or self.cwd,
-        )
-
-    def turn_text(self, cwd: str | None = None) -> str:
-        return "\n".join(self.turn_lines(cwd))
-
-    def done(self) -> list[dict[str, Any]]:
-        return self.lua("return _G.done")
-
-    def wait_done(self, count: int = 1, timeout: float = 20.0) -> dict[str, Any]:
-        wait_for(lambda: len(self.done()) >= count, timeout, message="for MiniMeTurnDone")
-        return self.done()[count - 1]
-
-    def notes(self) -> list[str]:
-        return [n["msg"] for n in self.lua("return _G.notes")]
-
-    def wait_text(self, needle: str, timeout: float = 20.0, cwd: str | None = None) -> str:
-        return wait_for(
-            lambda: needle in self.turn_text(cwd) and self.turn_text(cwd),
-            timeout,
-            message=f"for {needle!r} in the turn float",
-        )
-
-    def agent_pid(self) -> int:
-        self.ask("/pid")
-        text = self.wait_text("pid ")
-        return int(text.split("pid ", 1)[1].split()[0])
 
 
 @pytest.fixture
 def editor(tmp_path: Path) -> Iterator[Editor]:
-    config = agent_file(tmp_path)
-    opts = {"mm": str(REPO / "demo" / "mm"), "config": config}
-    with start(INIT % lua_table(opts)) as nvim:
-        nvim.command(f"cd {tmp_path}")
-        yield Editor(nvim, tmp_path)
+    opts = {"mm": DEMO_MM, "config": agent_file(tmp_path, trace=False)}
+    with editor_with(tmp_path, opts) as ed:
+        yield ed
 
 
 def test_ask_streams_the_answer_into_the_turn_float(editor: Editor) -> None:
@@ -255,9 +179,9 @@ def test_turn_done_notifies_when_the_float_is_hidden(editor: Editor) -> None:
 
 
 def test_no_process_is_left_after_quit(tmp_path: Path) -> None:
-    config = agent_file(tmp_path)
+    config = agent_file(tmp_path, trace=False)
     opts = {"mm": str(REPO / "demo" / "mm"), "config": config}
-    with start(INIT % lua_table(opts)) as nvim:
+    with start(init(opts)) as nvim:
         nvim.command(f"cd {tmp_path}")
         ed = Editor(nvim, tmp_path)
         pid = ed.agent_pid()
@@ -275,9 +199,9 @@ def test_no_process_is_left_after_quit(tmp_path: Path) -> None:
 
 
 def test_missing_mm_is_said_plainly(tmp_path: Path) -> None:
-    config = agent_file(tmp_path)
+    config = agent_file(tmp_path, trace=False)
     opts = {"mm": str(tmp_path / "no-such-mm"), "config": config}
-    with start(INIT % lua_table(opts)) as nvim:
+    with start(init(opts)) as nvim:
         nvim.command(f"cd {tmp_path}")
         nvim.command("MiniMeAsk hello")
         notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
@@ -286,7 +210,7 @@ def test_missing_mm_is_said_plainly(tmp_path: Path) -> None:
 
 def test_the_rplugin_route(tmp_path: Path) -> None:
     """`:UpdateRemotePlugins` in one Neovim, the ask in a second one (design.md's recipe)."""
-    config = agent_file(tmp_path)
+    config = agent_file(tmp_path, trace=False)
     xdg = tmp_path / "xdg-data"
     xdg.mkdir()
     env = {"XDG_DATA_HOME": str(xdg)}
@@ -296,7 +220,7 @@ def test_the_rplugin_route(tmp_path: Path) -> None:
     manifest = xdg / "nvim" / "rplugin.vim"
     assert "MiniMeNotify" in manifest.read_text()
     opts = {"mm": str(REPO / "demo" / "mm"), "config": config, "host": "rplugin"}
-    with start(prog + INIT % lua_table(opts), env=env) as nvim:
+    with start(prog + init(opts), env=env) as nvim:
         nvim.command(f"cd {tmp_path}")
         ed = Editor(nvim, tmp_path)
         ed.ask("through the rplugin host")
@@ -355,7 +279,7 @@ def test_setup_only_stores_the_options_and_they_apply_when_the_code_loads() -> N
     """Start-up budget (+1 ms): setup() loads nothing but the root module; what loads later
     reads the options then. A bad user tool is still reported by setup() itself."""
     opts = {"window": {"width": 33, "focus": True}, "permission": {"focus": False}}
-    with start(INIT % lua_table(opts)) as nvim:
+    with start(init(opts)) as nvim:
         loaded = nvim.exec_lua(
             "local l = {} for name in pairs(package.loaded) do"
             " if name:match('^minime') then l[#l + 1] = name end end table.sort(l) return l"
@@ -368,6 +292,6 @@ def test_setup_only_stores_the_options_and_they_apply_when_the_code_loads() -> N
         assert nvim.exec_lua("return require('minime.ui.turn').config.width") == 44
         assert nvim.exec_lua("return require('minime.config').options.permission.focus") is True
     bad = "{ tools = { { name = 'x' } } }"
-    with start(INIT % bad) as nvim:
+    with start(init(bad)) as nvim:
         notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
         assert any("user tool" in n and "handler must be a function" in n for n in notes), notes

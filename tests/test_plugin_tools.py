@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from nvim_harness import REPO, start
-from test_plugin import INIT, Editor, lua_table
+from plugin_harness import Editor, agent_file, init
 
 BUILTIN = [
     "client_diagnostics",
@@ -23,17 +22,14 @@ BUILTIN = [
 
 def yolo_agent_file(directory: Path, discovery: str | None) -> str:
     tools: dict[str, Any] = {} if discovery is None else {"discovery": discovery}
-    data = {"yolo": True, "acp": {"clientTools": tools}}
-    path = directory / "agent.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
+    return agent_file(directory, trace=False, yolo=True, acp={"clientTools": tools})
 
 
 def open_editor(tmp_path: Path, file_discovery: str | None, **opts: Any) -> Any:
     """A Neovim whose agent file names `file_discovery`; `opts` go to setup()."""
     config = yolo_agent_file(tmp_path, file_discovery)
     options = {"mm": str(REPO / "demo" / "mm"), "config": config, **opts}
-    return start(INIT % lua_table(options))
+    return start(init(options))
 
 
 def ask(ed: Editor, text: str, count: int) -> str:
@@ -103,10 +99,10 @@ def test_two_cwds_get_their_own_tool_sets(project: Path, tmp_path: Path) -> None
         "if cwd:match('other$') then return { 'quickfix', 'diagnostics' } end return {} end"
     )
     config = yolo_agent_file(project, "request")
-    init = INIT % (
+    lua_init = init(
         "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {disabled}" + "}"
     )
-    with start(init) as nvim:
+    with start(lua_init) as nvim:
         nvim.command(f"cd {project}")
         ed = Editor(nvim, project)
         first = [t["name"] for t in listed_tools(ask(ed, "/tools", 1))]
@@ -121,10 +117,10 @@ def test_two_cwds_get_their_own_tool_sets(project: Path, tmp_path: Path) -> None
 def test_meta_mode_enforces_disabled_tools_per_call(project: Path) -> None:
     disabled = "disabled_tools = { 'quickfix' }"
     config = yolo_agent_file(project, "meta")
-    init = INIT % (
+    lua_init = init(
         "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {disabled}" + "}"
     )
-    with start(init) as nvim:
+    with start(lua_init) as nvim:
         nvim.command(f"cd {project}")
         ed = Editor(nvim, project)
         text = ask(ed, "/tool quickfix", 1)
@@ -144,10 +140,10 @@ def test_a_user_tool_defined_in_lua(project: Path) -> None:
         " cwd = ctx.cwd } end } }"
     )
     config = yolo_agent_file(project, "request")
-    init = INIT % (
+    lua_init = init(
         "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {tool}" + "}"
     )
-    with start(init) as nvim:
+    with start(lua_init) as nvim:
         nvim.command(f"cd {project}")
         ed = Editor(nvim, project)
         names = [t["name"] for t in listed_tools(ask(ed, "/tools", 1))]

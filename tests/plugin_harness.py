@@ -1,0 +1,240 @@
+"""What the end-to-end plugin tests share: a headless Neovim with the plugin set up (``init``,
+``editor``, ``editor_with``), mm's agent file for the fake mm (``agent_file``) and ``Editor``,
+what the user sees of that Neovim. Used by test_plugin.py, test_plugin_tools.py, test_faults.py,
+test_everyday.py, test_load.py, test_interop.py and bench/load.py."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from nvim_harness import REPO, start, wait_for
+
+DEMO_MM = str(REPO / "demo" / "mm")
+
+ALLOW_CLIENT_TOOLS = [{"pattern": "client: *", "decision": "allow"}]
+
+# Notifications go to _G.notes, MiniMeTurnDone data to _G.done; the first %s is Lua run before
+# setup(), the second setup()'s options.
+INIT = """
+_G.notes, _G.done = {}, {}
+vim.notify = function(msg, level) table.insert(_G.notes, {msg = msg, level = level}) end
+vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function(ev)
+  table.insert(_G.done, ev.data)
+end })
+%s
+require('minime').setup(%s)
+"""
+
+
+def lua_table(value: Any) -> str:
+    """``value`` as a Lua expression (dict keys in brackets, so any key works)."""
+    if isinstance(value, dict):
+        return (
+            "{" + ", ".join(f"[ {lua_table(k)} ] = {lua_table(v)}" for k, v in value.items()) + "}"
+        )
+    if isinstance(value, list | tuple):
+        return "{" + ", ".join(lua_table(v) for v in value) + "}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "[==[" + str(value) + "]==]"
+
+
+def init(opts: Any, before: str = "") -> str:
+    """The init Lua: ``before``, then setup() with ``opts`` (a dict, or Lua text as it is)."""
+    return INIT % (before, opts if isinstance(opts, str) else lua_table(opts))
+
+
+def agent_file(
+    directory: Path,
+    *,
+    fake: dict[str, Any] | None = None,
+    name: str = "agent.yaml",
+    trace: bool = True,
+    **extra: Any,
+) -> str:
+    """mm's agent file for the fake mm (request discovery, yolo off), in ``directory/name``;
+    with ``trace``, the fake traces every message to ``directory/trace.jsonl``."""
+    data: dict[str, Any] = {"yolo": False, "acp": {"clientTools": {"discovery": "request"}}}
+    data.update(extra)
+    if trace or fake is not None:
+        traced = {"trace": str(directory / "trace.jsonl")} if trace else {}
+        data["fake"] = {**traced, **(fake or {})}
+    path = directory / name
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+class Editor:
+    """One Neovim with the plugin set up; what the user sees of it.
+
+    ``timeout`` is the default wait (``done_timeout``, if given, the one for MiniMeTurnDone);
+    ``ask_command``: ``ask`` uses :MiniMeAsk for one line, else always require('minime').ask.
+    """
+
+    def __init__(
+        self,
+        nvim: Any,
+        cwd: Path,
+        *,
+        timeout: float = 20.0,
+        done_timeout: float | None = None,
+        ask_command: bool = True,
+    ) -> None:
+        self.nvim = nvim
+        self.cwd = os.path.realpath(cwd)
+        self.timeout = timeout
+        self.done_timeout = timeout if done_timeout is None else done_timeout
+        self.ask_command = ask_command
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.nvim.exec_lua(code, *args)
+
+    def ask(self, text: str) -> None:
+        """:MiniMeAsk for one line; the same function for a multi-line prompt (a script)."""
+        if self.ask_command and "\n" not in text:
+            self.nvim.command("MiniMeAsk " + text)
+        else:
+            self.lua("require('minime').ask(...)", text)
+
+    def turn_lines(self, cwd: str | None = None) -> list[str]:
+        return self.lua(
+            "local t = require('minime.ui.turn').get(...)"
+            " return t and vim.api.nvim_buf_get_lines(t.buf, 0, -1, false) or {}",
+            cwd or self.cwd,
+        )
+
+    def turn_text(self, cwd: str | None = None) -> str:
+        return "\n".join(self.turn_lines(cwd))
+
+    def done(self) -> list[dict[str, Any]]:
+        return self.lua("return _G.done")
+
+    def wait_done(self, count: int = 1, timeout: float | None = None) -> dict[str, Any]:
+        timeout = self.done_timeout if timeout is None else timeout
+        wait_for(lambda: len(self.done()) >= count, timeout, message="for MiniMeTurnDone")
+        return self.done()[count - 1]
+
+    def turn(self, text: str, timeout: float | None = None) -> tuple[dict[str, Any], str]:
+        """Ask and wait for the end of that turn: (MiniMeTurnDone data, the float's text)."""
+        count = len(self.done()) + 1
+        self.ask(text)
+        done = self.wait_done(count, timeout)
+        return done, self.turn_text()
+
+    def notes(self) -> list[str]:
+        return [n["msg"] for n in self.lua("return _G.notes")]
+
+    def wait_note(self, needle: str, timeout: float | None = None) -> str:
+        return wait_for(
+            lambda: next((n for n in self.notes() if needle in n), None),
+            self.timeout if timeout is None else timeout,
+            message=f"for a notification with {needle!r}",
+        )
+
+    def wait_text(self, needle: str, timeout: float | None = None, cwd: str | None = None) -> str:
+        return wait_for(
+            lambda: needle in self.turn_text(cwd) and self.turn_text(cwd),
+            self.timeout if timeout is None else timeout,
+            message=f"for {needle!r} in the turn float",
+        )
+
+    def wait_line(self, prefix: str, timeout: float | None = None, cwd: str | None = None) -> str:
+        """The first line of the float starting with ``prefix`` (the prompt's lines start "> ")."""
+
+        def found() -> str | None:
+            return next((x for x in self.turn_lines(cwd) if x.startswith(prefix)), None)
+
+        return wait_for(
+            found, self.timeout if timeout is None else timeout, message=f"for a line {prefix!r}…"
+        )
+
+    def prompts(self) -> list[str]:
+        """The titles of the permission floats shown (needs ``WATCH_PROMPTS`` before setup)."""
+        return self.lua("return _G.prompts")
+
+    def permission_win(self, other_than: int | None = None, timeout: float | None = None) -> int:
+        """The permission float, once one (other than ``other_than``) is open."""
+
+        def shown() -> int | None:
+            win = self.lua("return require('minime.ui.permission').win()")
+            return win if win != other_than else None
+
+        return wait_for(
+            shown, self.timeout if timeout is None else timeout, message="for the permission float"
+        )
+
+    def permission_text(self) -> str:
+        return "\n".join(self.float_lines(self.permission_win()))
+
+    def answer_permission(self, key: str) -> None:
+        self.press(self.permission_win(), key)
+
+    def permission_open(self) -> bool:
+        return bool(self.lua("return require('minime.ui.permission').win() ~= nil"))
+
+    def float_lines(self, win: int) -> list[str]:
+        return self.lua(
+            "return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(...), 0, -1, false)", win
+        )
+
+    def float_config(self, win: int) -> dict[str, Any]:
+        return self.lua("return vim.api.nvim_win_get_config(...)", win)
+
+    def press(self, win: int, keys: str) -> None:
+        self.lua("vim.api.nvim_set_current_win(...)", win)
+        self.nvim.input(keys)
+
+    def host_pid(self) -> int:
+        return self.lua("return vim.fn.jobpid(require('minime.host').chan)")
+
+    def agent_pid(self) -> int:
+        """The agent's pid (also its process group: it runs in its own)."""
+        self.turn("/pid")
+        _, pid, _, pgid = self.wait_line("pid ").split()
+        assert pid == pgid, "the agent leads its own process group"
+        return int(pid)
+
+    def turn_errors(self) -> list[str]:
+        return self.lua("return require('minime.ui.turn').errors")
+
+
+@contextlib.contextmanager
+def editor_with(cwd: Path, opts: Any, before: str = "", **kw: Any) -> Iterator[Editor]:
+    """A Neovim set up with ``opts`` (``before`` runs first), in ``cwd``; ``kw`` go to Editor."""
+    with start(init(opts, before)) as nvim:
+        nvim.command(f"cd {cwd}")
+        yield Editor(nvim, cwd, **kw)
+
+
+@contextlib.contextmanager
+def editor(tmp_path: Path, **opts: Any) -> Iterator[Editor]:
+    """A Neovim whose plugin is set up with ``opts`` (default: the fake mm, ``agent_file``),
+    waiting up to 30 s by default."""
+    opts.setdefault("mm", DEMO_MM)
+    if "agent" not in opts and "config" not in opts:
+        opts["config"] = agent_file(tmp_path)
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        yield ed
