@@ -144,14 +144,9 @@ class Host:
         # The selection in force for this ask (a range given to :MiniMeAsk), else none: the
         # selection tool then reads the last visual selection.
         self.selections[cwd] = payload.get("selection")
-        if isinstance(payload.get("tool_ctx"), dict):
-            self.tool_ctx[cwd] = payload["tool_ctx"]
-        session = self.sessions.get(cwd)
-        if session is not None and session.busy:
-            self.notify_user(
-                f"minime: a turn is already running in {cwd} — :MiniMeCancel stops it", "warn"
-            )
+        if self._refused_while_busy(cwd, payload, ":MiniMeCancel stops it"):
             return
+        session = self.sessions.get(cwd)
         self.render(cwd, {"kind": "begin", "prompt": clean(prompt), "cwd": cwd, "session_id": ""})
         if session is None or not session.client.alive:
             self.render(cwd, {"kind": "notice", "text": "starting the agent…"})
@@ -191,6 +186,16 @@ class Host:
                 "session_id": session_id,
             },
         )
+
+    def _refused_while_busy(self, cwd: str, payload: dict[str, Any], advice: str) -> bool:
+        """Take the ask's tool context; refuse (and say so) while a turn runs in ``cwd``."""
+        if isinstance(payload.get("tool_ctx"), dict):
+            self.tool_ctx[cwd] = payload["tool_ctx"]
+        session = self.sessions.get(cwd)
+        if session is None or not session.busy:
+            return False
+        self.notify_user(f"minime: a turn is already running in {cwd} — {advice}", "warn")
+        return True
 
     async def op_cancel(self, payload: dict[str, Any]) -> None:
         cwd = os.path.realpath(payload.get("cwd") or os.getcwd())
@@ -270,14 +275,9 @@ class Host:
         cwd = os.path.realpath(payload["cwd"])
         session_id = str(payload["session_id"])
         title = str(payload.get("title") or "") or session_id
-        if isinstance(payload.get("tool_ctx"), dict):
-            self.tool_ctx[cwd] = payload["tool_ctx"]
-        current = self.sessions.get(cwd)
-        if current is not None and current.busy:
-            self.notify_user(
-                f"minime: a turn is running in {cwd} — :MiniMeCancel it before loading", "warn"
-            )
+        if self._refused_while_busy(cwd, payload, ":MiniMeCancel it before loading"):
             return
+        current = self.sessions.get(cwd)
         client = await self._client_for(payload)
         how = _reopen_method(client.agent_capabilities)
         if how is None:
