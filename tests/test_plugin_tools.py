@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,16 @@ def open_editor(tmp_path: Path, file_discovery: str | None, **opts: Any) -> Any:
     config = yolo_agent_file(tmp_path, file_discovery)
     options = {"mm": str(REPO / "demo" / "mm"), "config": config, **opts}
     return start(init(options))
+
+
+@contextlib.contextmanager
+def lua_editor(project: Path, file_discovery: str, setup_lua: str) -> Iterator[Editor]:
+    """An Editor in `project` whose setup() also gets `setup_lua` (Lua functions and all)."""
+    config = yolo_agent_file(project, file_discovery)
+    options = f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {setup_lua}"
+    with start(init("{" + options + "}")) as nvim:
+        nvim.command(f"cd {project}")
+        yield Editor(nvim, project)
 
 
 def ask(ed: Editor, text: str, count: int) -> str:
@@ -98,13 +110,8 @@ def test_two_cwds_get_their_own_tool_sets(project: Path, tmp_path: Path) -> None
         "disabled_tools = function(cwd) "
         "if cwd:match('other$') then return { 'quickfix', 'diagnostics' } end return {} end"
     )
-    config = yolo_agent_file(project, "request")
-    lua_init = init(
-        "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {disabled}" + "}"
-    )
-    with start(lua_init) as nvim:
-        nvim.command(f"cd {project}")
-        ed = Editor(nvim, project)
+    with lua_editor(project, "request", disabled) as ed:
+        nvim = ed.nvim
         first = [t["name"] for t in listed_tools(ask(ed, "/tools", 1))]
         nvim.command(f"tcd {other}")
         ed.ask("/tools")
@@ -116,13 +123,7 @@ def test_two_cwds_get_their_own_tool_sets(project: Path, tmp_path: Path) -> None
 
 def test_meta_mode_enforces_disabled_tools_per_call(project: Path) -> None:
     disabled = "disabled_tools = { 'quickfix' }"
-    config = yolo_agent_file(project, "meta")
-    lua_init = init(
-        "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {disabled}" + "}"
-    )
-    with start(lua_init) as nvim:
-        nvim.command(f"cd {project}")
-        ed = Editor(nvim, project)
+    with lua_editor(project, "meta", disabled) as ed:
         text = ask(ed, "/tool quickfix", 1)
         assert model_read(text, "client_quickfix") == (
             "[client tool error: quickfix is turned off in this directory]"
@@ -139,13 +140,7 @@ def test_a_user_tool_defined_in_lua(project: Path) -> None:
         " handler = function(args, ctx) return { words = #vim.split(args.text, ' '),"
         " cwd = ctx.cwd } end } }"
     )
-    config = yolo_agent_file(project, "request")
-    lua_init = init(
-        "{" + f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {tool}" + "}"
-    )
-    with start(lua_init) as nvim:
-        nvim.command(f"cd {project}")
-        ed = Editor(nvim, project)
+    with lua_editor(project, "request", tool) as ed:
         names = [t["name"] for t in listed_tools(ask(ed, "/tools", 1))]
         assert "client_word_count" in names
         text = ask(ed, '/tool client_word_count {"text": "one two three"}', 2)
