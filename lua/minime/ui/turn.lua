@@ -1020,37 +1020,6 @@ function M.close(key)
   end
 end
 
---- Enter the float of a turn (opening it if hidden).
----@param key string
----@return boolean
-function M.focus(key)
-  if not M.open(key) then
-    return false
-  end
-  api.nvim_set_current_win(turns[key].win)
-  return true
-end
-
---- Forget a turn: close its float and wipe its buffer (for a session that is gone).
----@param key string
-function M.discard(key)
-  local t = turns[key]
-  if not t then
-    return
-  end
-  hide(t)
-  turns[key], by_buf[t.buf], fold_rows[t.buf] = nil, nil, nil
-  if api.nvim_buf_is_valid(t.buf) then
-    api.nvim_buf_delete(t.buf, { force = true })
-  end
-  if last_key == key then
-    last_key = nil
-  end
-  if t.running then
-    status_changed()
-  end
-end
-
 --- State of a turn, or nil.
 ---@param key string
 ---@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string,
