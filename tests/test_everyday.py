@@ -136,7 +136,7 @@ def test_checkhealth_reports_versions_the_agent_and_a_live_initialize(tmp_path: 
     version = ".".join(map(str, sys.version_info[:3]))
     from importlib import metadata
 
-    assert "OK Neovim 0.1" in text and "(needs 0.10 or newer)" in text
+    assert "OK Neovim 0.1" in text and "(needs 0.11 or newer)" in text
     assert f"OK Python {version}: {REPO}/.venv/bin/python — the plugin's own .venv" in text
     assert f"OK pynvim {metadata.version('pynvim')}" in text
     assert "OK the ACP SDK (agent-client-protocol) 0.12.1" in text

@@ -1,4 +1,4 @@
-"""The turn float (lua/minime/ui/turn.lua) and the statusline piece, in a real headless Neovim."""
+"""The turn float (lua/minime/ui/turn/) and the statusline piece, in a real headless Neovim."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ M.defaults = {
   -- Python for the host. nil: the plugin's own venv if present, else
   -- g:python3_host_prog, else python3.
   python = nil,
-  -- "job": the Lua layer starts `python -m minime` (default). "rplugin": Neovim's python3
+  -- "job": the Lua layer starts `python -m minime.nvim` (default). "rplugin": Neovim's python3
   -- host after :UpdateRemotePlugins.
   host = "job",
   -- Any ACP agent instead of mm: { cmd = { "node", "agent.js" }, env = { KEY = "v" } }.

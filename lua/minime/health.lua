@@ -1,7 +1,7 @@
 --- :checkhealth minime — Neovim, the host's Python and its packages, the agent, and a live
 --- `initialize`. Every failure says how to fix it.
 ---
---- The Python side runs `python -m minime.health` once (rplugin/python3/minime/health.py),
+--- The Python side runs `python -m minime.nvim.health` once (rplugin/python3/minime/nvim/health.py),
 --- which prints JSON lines; :checkhealth is synchronous, so it is waited for with a deadline.
 local M = {}
 
@@ -64,7 +64,7 @@ end
 --- Run the Python side; its JSON lines as one table ({python, packages, agent_file, live}).
 ---@return table report, string? failure
 local function run_python(python, args)
-  local cmd = { python, "-m", "minime.health", vim.json.encode(args) }
+  local cmd = { python, "-m", "minime.nvim.health", vim.json.encode(args) }
   local ok, proc = pcall(vim.system, cmd, {
     text = true,
     env = require("minime.host").env(),

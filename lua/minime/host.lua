@@ -13,14 +13,9 @@ function M.python()
   if opt then
     return vim.fn.expand(opt)
   end
-  local root = config.root()
-  for _, candidate in ipairs({
-    root .. "/.venv/bin/python",
-    vim.fn.stdpath("data") .. "/minime/venv/bin/python",
-  }) do
-    if vim.fn.executable(candidate) == 1 then
-      return candidate
-    end
+  local own = config.root() .. "/.venv/bin/python"
+  if vim.fn.executable(own) == 1 then
+    return own
   end
   local prog = vim.g.python3_host_prog
   if prog and prog ~= "" then
@@ -54,7 +49,7 @@ function M.start()
     return M.chan
   end
   local python = M.python()
-  local ok, chan = pcall(vim.fn.jobstart, { python, "-m", "minime" }, {
+  local ok, chan = pcall(vim.fn.jobstart, { python, "-m", "minime.nvim" }, {
     rpc = true,
     env = M.env(),
     on_stderr = function(_, data)

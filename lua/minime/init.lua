@@ -4,7 +4,7 @@
 --- its code (minime.actions) on first use; so do the UI, the tools and the host.
 local M = {}
 
-M.min_version = "0.10"
+M.min_version = "0.11" -- the only version tested
 
 ---@param opts? minime.Config
 function M.setup(opts)

@@ -88,10 +88,4 @@ function M.open(opts)
   return win
 end
 
---- Merge options into the config (see minime.input.Config).
----@param opts? minime.input.Config|{}
-function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
-end
-
 return M

@@ -110,15 +110,6 @@ function M.scratch(kind, bufhidden)
   return buf
 end
 
---- Write whole lines into a buffer that is otherwise kept 'nomodifiable'.
----@param buf integer
----@param lines string[]
-function M.set_lines(buf, lines)
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-end
-
 --- Close a window if it is still valid (never errors, e.g. for the last window).
 ---@param win integer?
 function M.close(win)

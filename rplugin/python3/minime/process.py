@@ -41,11 +41,9 @@ class AgentProcess:
     def __init__(
         self,
         process: asyncio.subprocess.Process,
-        argv: Sequence[str],
         on_stderr: Callable[[str], None] | None,
     ) -> None:
         self.process = process
-        self.argv = list(argv)
         self.pid = process.pid
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_RING_LINES)
         self._on_stderr = on_stderr
@@ -71,7 +69,7 @@ class AgentProcess:
             limit=STDOUT_LIMIT,
         )
         _shrink_stdout_pipe(process)
-        return cls(process, argv, on_stderr)
+        return cls(process, on_stderr)
 
     @property
     def returncode(self) -> int | None:

@@ -13,7 +13,6 @@ import concurrent.futures
 import logging
 import os
 import signal
-import sys
 import time
 from typing import Any
 
@@ -23,6 +22,7 @@ from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
 from . import agentfile
+from .agent_env import agent_env
 from .loop_thread import LoopThread
 from .prompts import Prompts
 from .render import Renderer, clean, to_lua
@@ -48,10 +48,11 @@ class RingLog(logging.Handler):
 
 
 class Host:
-    def __init__(self, nvim: Any) -> None:
+    def __init__(self, nvim: Any, log_to: str = "minime") -> None:
+        """``log_to``: the logger whose records :MiniMeLog shows — ``"minime"`` in Neovim's
+        shared python3 host; the root logger (``""``) in our own process, so the ACP SDK's
+        records (it logs to the root) show too."""
         self.nvim = nvim
-        # demo/mm runs the offline demo agent with the host's own interpreter.
-        os.environ.setdefault("MINIME_PYTHON", sys.executable)
         self.loop_thread = LoopThread()
         self.options: dict[str, Any] = {}
         self.clients: dict[tuple[Any, ...], Client] = {}
@@ -68,8 +69,8 @@ class Host:
         )
         self.renderer: Renderer | None = None
         handler = RingLog(self.log_lines)
-        logging.getLogger().addHandler(handler)
-        logging.getLogger().setLevel(logging.INFO)
+        logging.getLogger(log_to).addHandler(handler)
+        logging.getLogger(log_to).setLevel(logging.INFO)
         self.loop_thread.call_soon(self._make_renderer)
 
     def _make_renderer(self) -> None:
@@ -405,7 +406,7 @@ class Host:
             config,
             mm=mm,
             command=command,
-            env=payload.get("agent_env") or None,
+            env=agent_env(payload.get("agent_env")),
             tools=source,
             discovery=discovery,
             on_permission=self.ask_permission,

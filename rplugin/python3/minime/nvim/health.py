@@ -1,4 +1,4 @@
-"""``python -m minime.health '<json>'``: what ``:checkhealth minime`` needs from Python.
+"""``python -m minime.nvim.health '<json>'``: what ``:checkhealth minime`` needs from Python.
 
 Prints one JSON object a line, flushed as soon as known, so a check that hangs or dies still
 leaves the earlier lines: ``{"python": …, "packages": …}``, then ``{"agent_file": …}`` when
@@ -48,7 +48,7 @@ def agent_file(path: str) -> dict[str, Any]:
     """Whether mm's agent file parses, and what it says about client tools."""
     report: dict[str, Any] = {"path": path}
     try:
-        from .nvim import agentfile
+        from . import agentfile
 
         block = agentfile.client_tools(path)
     except FileNotFoundError:
@@ -65,17 +65,16 @@ def agent_file(path: str) -> dict[str, Any]:
 
 async def live(args: dict[str, Any]) -> dict[str, Any]:
     """Start the agent, ``initialize``, and stop it."""
-    from .client import connect
+    from ..client import connect
+    from .agent_env import agent_env
 
-    # demo/mm runs the offline demo agent with this interpreter, as the host does.
-    os.environ.setdefault("MINIME_PYTHON", sys.executable)
     stderr: list[str] = []
     began = time.monotonic()
     client = await connect(
         args.get("config"),
         mm=args.get("mm"),
         command=args.get("command") or None,
-        env=args.get("env") or None,
+        env=agent_env(args.get("env")),
         discovery=args.get("discovery") or "meta",
         cwd=args.get("cwd") or None,
         on_stderr=stderr.append,

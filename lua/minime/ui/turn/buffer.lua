@@ -1,0 +1,181 @@
+--- The turn's buffer: made (and renewed) per turn, its end position tracked rather than read
+--- back, every edit one nvim_buf_set_text, the extmark namespaces, and markdown highlighting
+--- only once a turn is done.
+local float = require("minime.ui.turn.float")
+local text = require("minime.ui.turn.text")
+local window = require("minime.ui.window")
+
+local api = vim.api
+
+local M = {}
+
+-- Regions (thinking blocks, tools with their body) read by foldexpr; one extmark each.
+M.ns_fold = api.nvim_create_namespace("minime.turn.fold")
+-- Decorations (highlights) that are cleared and redrawn with their lines.
+M.ns_hl = api.nvim_create_namespace("minime.turn.hl")
+-- Anchors (the plan block).
+M.ns_pos = api.nvim_create_namespace("minime.turn.pos")
+local ns_fold, ns_hl = M.ns_fold, M.ns_hl
+
+--- Fold regions per buffer as sorted rows {first1, last1, first2, last2, ...}, read from the
+--- extmarks once after each edit: foldexpr runs per line and must not query extmarks per line.
+--- Every edit here drops its buffer's entry.
+---@type table<integer, integer[]>
+M.fold_rows = {}
+local fold_rows = M.fold_rows
+
+--- The turn shown in each buffer (foldtext reads its regions).
+---@type table<integer, minime.turn.Turn>
+M.by_buf = {}
+
+local split = text.split
+
+function M.hl(t, row, col, end_row, end_col, group)
+  api.nvim_buf_set_extmark(t.buf, ns_hl, row, col, {
+    end_row = end_row,
+    end_col = end_col,
+    hl_group = group,
+    strict = false,
+  })
+end
+
+--- Append `s` at the end of the buffer with one call.
+---@param t minime.turn.Turn
+---@param s string
+function M.append(t, s)
+  if s == "" then
+    return
+  end
+  local parts = split(s)
+  fold_rows[t.buf] = nil
+  api.nvim_buf_set_text(t.buf, t.row, t.col, t.row, t.col, parts)
+  local n = #parts
+  if n == 1 then
+    t.col = t.col + #parts[1]
+  else
+    t.prev_col = n == 2 and t.col + #parts[1] or #parts[n - 1]
+    t.row = t.row + n - 1
+    t.col = #parts[n]
+  end
+end
+
+--- Re-read the end of the buffer (after an edit reached it, or a failure).
+---@param t minime.turn.Turn
+function M.sync_end(t)
+  local n = api.nvim_buf_line_count(t.buf)
+  local lines = api.nvim_buf_get_lines(t.buf, math.max(n - 2, 0), n, false)
+  t.row = n - 1
+  t.col = #lines[#lines]
+  t.prev_col = #lines > 1 and #lines[1] or 0
+end
+
+--- Edit inside the buffer (not at its end) with one nvim_buf_set_text, keeping the end
+--- position right. `last` says whether the edited range reaches the end of the buffer.
+---@param t minime.turn.Turn
+function M.splice(t, srow, scol, erow, ecol, lines)
+  local last = erow == t.row
+  fold_rows[t.buf] = nil
+  api.nvim_buf_set_text(t.buf, srow, scol, erow, ecol, lines)
+  if last then
+    M.sync_end(t)
+  else
+    t.row = t.row + (#lines - 1) - (erow - srow)
+  end
+end
+
+--- Replace the whole buffer (a new turn's prompt).
+---@param t minime.turn.Turn
+---@param lines string[]
+function M.set_all(t, lines)
+  for _, ns in ipairs({ ns_fold, ns_hl, M.ns_pos }) do
+    api.nvim_buf_clear_namespace(t.buf, ns, 0, -1)
+  end
+  fold_rows[t.buf] = nil
+  api.nvim_buf_set_lines(t.buf, 0, -1, false, lines)
+  M.sync_end(t)
+end
+
+--- Set an extmark in ns_fold (a region foldexpr reads).
+---@return integer id
+function M.set_fold_mark(t, row, col, opts)
+  fold_rows[t.buf] = nil
+  opts.strict = false
+  return api.nvim_buf_set_extmark(t.buf, ns_fold, row, col, opts)
+end
+
+--- Markdown highlighting: none while the turn streams, treesitter once it is done.
+--- Measured on a 10,000-chunk answer: markdown's tree-sitter parse is not incremental for text
+--- appended at the end (a 2,000-line answer re-parses in ~40 ms), so with edits every 16 ms the
+--- async parse restarted on each change, never caught up, and burnt 5.0 s of CPU against 1.0 s.
+--- The regex syntax (markdown.vim, which pulls in html.vim) cost 11-15 ms per redraw of a
+--- 30-line float of ordinary markdown and 20-50 ms on long lines: most of each 16 ms frame.
+--- Without a markdown parser, the regex syntax comes on when the turn is done.
+---@param t minime.turn.Turn
+---@param on boolean
+function M.highlight(t, on)
+  local buf = t.buf
+  local active = vim.treesitter.highlighter.active[buf] ~= nil
+  if on then
+    if not active and not pcall(vim.treesitter.start, buf, "markdown") then
+      vim.bo[buf].syntax = "markdown"
+    end
+    return
+  end
+  if active then
+    -- Stopping it fires FileType to bring back the regex syntax: 20-50 ms of sourcing
+    -- markdown.vim and html.vim, only to clear it below.
+    local ignore = vim.o.eventignore
+    vim.o.eventignore = ignore == "" and "FileType" or ignore .. ",FileType"
+    pcall(vim.treesitter.stop, buf)
+    vim.o.eventignore = ignore
+  end
+  if vim.bo[buf].syntax ~= "" then
+    vim.bo[buf].syntax = ""
+  end
+end
+
+--- Create the buffer of a turn (or a new one if the user wiped it).
+---@param t minime.turn.Turn
+function M.make(t)
+  local buf = window.scratch("turn", "hide")
+  pcall(api.nvim_buf_set_name, buf, "minime://turn/" .. t.key)
+  vim.b[buf].minime_key = t.key
+  -- 'filetype' without FileType: the float needs no ftplugin, and loading it with the regex
+  -- syntax cost ~20 ms a turn (bench/load.py), a fresh buffer being made for each turn.
+  local ignore = vim.o.eventignore
+  vim.o.eventignore = ignore == "" and "FileType" or ignore .. ",FileType"
+  vim.bo[buf].filetype = "markdown"
+  vim.o.eventignore = ignore
+  vim.bo[buf].modifiable = false
+  float.map_keys(buf, t.key)
+  t.buf, t.row, t.col, t.prev_col = buf, 0, 0, 0
+  t.block, t.thinking, t.plan = nil, nil, nil
+  t.regions, t.tools = {}, {}
+  M.by_buf[buf] = t
+  M.highlight(t, false) -- the regex syntax FileType loaded, or a parser a FileType autocmd started
+end
+
+--- Forget a buffer the turn no longer uses.
+---@param buf integer
+function M.forget(buf)
+  M.by_buf[buf], fold_rows[buf] = nil, nil
+end
+
+--- Put a fresh buffer in place of the turn's: Neovim 0.11 keeps a stopped tree-sitter
+--- highlighter's callbacks, so stopping and restarting it on one buffer grew Neovim by ~35 KB a
+--- turn (bench/load.py: 13 → 48 MiB over 1,000 turns). A wiped buffer takes them along.
+---@param t minime.turn.Turn
+function M.renew(t)
+  local old, win = t.buf, float.visible(t) and t.win or nil
+  M.forget(old)
+  M.make(t)
+  if win then
+    api.nvim_win_set_buf(win, t.buf)
+    float.set_options(win)
+  end
+  pcall(api.nvim_buf_delete, old, { force = true })
+  pcall(api.nvim_buf_set_name, t.buf, "minime://turn/" .. t.key)
+  vim.bo[t.buf].modifiable = true -- apply() is mid-batch: it locks the buffer at the end
+end
+
+return M

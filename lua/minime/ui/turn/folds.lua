@@ -1,0 +1,85 @@
+--- The float's folds: 'foldexpr' (a fold per thinking block and per tool with a body, read
+--- from the ns_fold regions, cached per edit) and 'foldtext' (a tool's header with its
+--- highlights, or the first line of the thinking).
+local buffer = require("minime.ui.turn.buffer")
+local tools = require("minime.ui.turn.tools")
+
+local api = vim.api
+local ns_fold, fold_rows, by_buf = buffer.ns_fold, buffer.fold_rows, buffer.by_buf
+
+local M = {}
+
+--- The fold regions of `buf` as sorted rows {first1, last1, ...}: read once after each edit.
+---@param buf integer
+---@return integer[]
+local function regions(buf)
+  local rows = {}
+  for _, m in ipairs(api.nvim_buf_get_extmarks(buf, ns_fold, 0, -1, { details = true })) do
+    local first, d = m[2], m[4]
+    local last = d.end_row or first
+    if last > first and (d.end_col or 0) == 0 then
+      last = last - 1 -- ends at the start of a line: that line is not in it
+    end
+    if last > first then -- one line is no fold (a tool without a body yet)
+      rows[#rows + 1], rows[#rows + 2] = first, last
+    end
+  end
+  fold_rows[buf] = rows
+  return rows
+end
+
+--- 'foldexpr' of the float (runs per line: a binary search in the cached rows).
+---@return string
+function M.expr()
+  local buf = api.nvim_get_current_buf()
+  local rows = fold_rows[buf] or regions(buf)
+  -- Binary search for the last region starting at or before the line.
+  local l = vim.v.lnum - 1
+  local lo, hi = 1, #rows / 2
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local first = rows[2 * mid - 1]
+    if first == l then
+      return ">1"
+    elseif first < l then
+      if rows[2 * mid] >= l then
+        return "1"
+      end
+      lo = mid + 1
+    else
+      hi = mid - 1
+    end
+  end
+  return "0"
+end
+
+--- 'foldtext' of the float.
+---@return string|table
+function M.text()
+  local buf = api.nvim_get_current_buf()
+  local t = by_buf[buf]
+  local first, n = vim.v.foldstart, vim.v.foldend - vim.v.foldstart + 1
+  local line = api.nvim_buf_get_lines(buf, first - 1, first, false)[1] or ""
+  local marks = api.nvim_buf_get_extmarks(buf, ns_fold, { first - 1, 0 }, { first - 1, -1 }, {})
+  local region = t and marks[1] and t.regions[marks[1][1]]
+  if type(region) == "table" then
+    local _, spans = tools.header(region)
+    local chunks, pos = {}, 0
+    for _, s in ipairs(spans) do
+      if s[1] > pos then
+        chunks[#chunks + 1] = { line:sub(pos + 1, s[1]), "MiniMeFold" }
+      end
+      chunks[#chunks + 1] = { line:sub(s[1] + 1, s[2]), s[3] }
+      pos = s[2]
+    end
+    chunks[#chunks + 1] = { ("  ▸ %d line%s"):format(n - 1, n == 2 and "" or "s"), "MiniMeFold" }
+    return chunks
+  end
+  return {
+    { "▸ thinking ", "MiniMeFold" },
+    { vim.trim(line), "MiniMeThinking" },
+    { ("  (%d lines)"):format(n), "MiniMeFold" },
+  }
+end
+
+return M

@@ -1,0 +1,342 @@
+--- The turn float: one per session cwd (the key), fed by the Python host in batches.
+---
+--- The host calls `require('minime.ui.turn').apply(key, events)` about every 16 ms with the
+--- events of one batch, in order. Event shapes (nil and vim.NIL fields are ignored):
+---
+---   {kind="begin", prompt=string, cwd=string, session_id=string}   new turn: clear, show prompt
+---   {kind="text", text=string}                 answer chunk (markdown; may split lines anywhere)
+---   {kind="thinking", text=string}             reasoning chunk: dimmed, one fold per block
+---   {kind="user", text=string}                 user message chunk (replayed history): quoted
+---   {kind="tool_call", id, title, tool_kind, status, input}   upsert of one tool line
+---   {kind="tool_result", id, status, output}   status + output (folded) of a tool line
+---   {kind="plan", entries={{content, status, priority}, ...}}  show or replace the plan block
+---   {kind="done", stop_reason, usage={input_tokens, output_tokens, total_tokens}|nil, error,
+---    session_id}                               error: plain words; session_id if begin had none
+---   {kind="notice", text}                      a plain info line
+---
+--- Speed: apply() costs O(size of the batch). Text goes in with one nvim_buf_set_text at the end
+--- of the buffer, whose end position is tracked here rather than read back; tool lines and the
+--- plan are edited in place through extmarks. The buffer is never rewritten, except on "begin".
+---
+--- This module holds the turns and dispatches each batch; the parts are
+---   turn/document.lua  the blocks: prompt, text, thinking, plan, notices, the done line
+---   turn/tools.lua     tool lines and their folded bodies
+---   turn/buffer.lua    the buffer: its end, one-call edits, namespaces, highlighting
+---   turn/folds.lua     'foldexpr' and 'foldtext'
+---   turn/float.lua     the window: placement, footer, options, following, keys
+---   turn/text.lua      strings: fields, long lines, errors, stop reasons
+local buffer = require("minime.ui.turn.buffer")
+local document = require("minime.ui.turn.document")
+local float = require("minime.ui.turn.float")
+local folds = require("minime.ui.turn.folds")
+local text = require("minime.ui.turn.text")
+local tools = require("minime.ui.turn.tools")
+
+local api = vim.api
+local str, visible = text.str, float.visible
+
+local M = {}
+
+---@class minime.turn.Config
+---@field focus boolean enter the float when it opens
+---@field width number fraction of the editor (<= 1) or columns
+---@field height number fraction of the editor (<= 1) or lines
+---@field border string|string[] see 'winborder'
+local defaults = { focus = false, width = 0.8, height = 0.6, border = "rounded" }
+
+-- Loaded on first use (not by setup(): start-up time), so it starts from the user's options.
+---@type minime.turn.Config
+M.config = vim.deepcopy(defaults)
+do
+  local window_opts = require("minime.config").options.window
+  if type(window_opts) == "table" then
+    M.config = vim.tbl_deep_extend("force", M.config, window_opts)
+  end
+end
+
+--- Failures inside apply(), newest last (capped): apply never throws, tests read this.
+---@type string[]
+M.errors = {}
+
+--- Hook: `<C-c>` in a turn float calls it with the turn's key: cancels the turn.
+---@type fun(key: string)
+M.on_cancel = function(key)
+  require("minime").cancel(key)
+end
+
+local MAX_ERRORS = 100
+
+---@class minime.turn.Tool
+---@field id string
+---@field title string
+---@field kind? string
+---@field status string
+---@field region integer extmark (ns_fold) from the header line to the end of the body
+---@field hlen integer byte length of the header line
+---@field input_n integer body lines showing the input
+---@field input_len integer byte length of the last input line
+---@field output_n integer body lines showing the output
+---@field output_len integer byte length of the last output line
+
+---@class minime.turn.Turn
+---@field key string
+---@field buf integer
+---@field win? integer
+---@field cwd string
+---@field session_id? string
+---@field running boolean
+---@field stop_reason? string
+---@field error? string
+---@field row integer last line (0-based) of the buffer
+---@field col integer byte length of the last line
+---@field prev_col integer byte length of the line before the last one (0 if none)
+---@field block? string kind of the last block
+---@field thinking? integer extmark of the thinking region still growing at the end
+---@field quote_next? boolean the next user chunk starts a quoted line
+---@field regions table<integer, minime.turn.Tool|"thinking"> fold regions, by extmark id
+---@field tools table<string, minime.turn.Tool>
+---@field plan? {mark: integer, n: integer, last_len: integer}
+---@field done? table data of the MiniMeTurnDone event, pending until the batch ends
+
+---@type table<string, minime.turn.Turn>
+local turns = {}
+---@type string?
+local last_key
+
+local function record(msg)
+  local errors = M.errors
+  errors[#errors + 1] = tostring(msg)
+  if #errors > MAX_ERRORS then
+    table.remove(errors, 1)
+  end
+end
+
+---@param key string
+---@return minime.turn.Turn
+local function get_turn(key)
+  local t = turns[key]
+  if not t then
+    t = { key = key, cwd = key, running = false } --[[@as minime.turn.Turn]]
+    turns[key] = t
+    buffer.make(t)
+  elseif not api.nvim_buf_is_valid(t.buf) then
+    buffer.forget(t.buf)
+    float.hide(t)
+    buffer.make(t)
+  end
+  return t
+end
+
+local handlers = {
+  begin = function(t, ev)
+    document.begin(t, ev)
+    last_key = t.key
+  end,
+  tool_call = tools.call,
+  tool_result = tools.result,
+  plan = document.plan,
+  done = document.done,
+  notice = document.notice,
+}
+
+---@param t minime.turn.Turn
+local function run(t, fn, ...)
+  local ok, err = pcall(fn, t, ...)
+  if not ok then
+    record(err)
+    -- Whatever failed, the next event starts from what the buffer really holds.
+    pcall(function()
+      t.thinking = nil
+      buffer.sync_end(t)
+      t.block = "error"
+    end)
+  end
+end
+
+local function status_changed()
+  local ok, status = pcall(require, "minime.status")
+  if ok then
+    status.refresh()
+  end
+end
+
+--- Fire the end of a turn: event, notification when hidden, statusline.
+---@param t minime.turn.Turn
+local function finish(t)
+  local data = t.done
+  t.done = nil
+  buffer.highlight(t, true)
+  if visible(t) then
+    api.nvim_win_set_config(t.win, float.config(t, M.config))
+  else
+    local what = data.error and ("failed: " .. data.error)
+      or ("finished (" .. (text.reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
+    vim.notify(
+      "minime: turn in " .. vim.fn.fnamemodify(t.cwd, ":~") .. " " .. what,
+      data.error and vim.log.levels.ERROR or vim.log.levels.INFO
+    )
+  end
+  api.nvim_exec_autocmds("User", { pattern = "MiniMeTurnDone", data = data, modeline = false })
+end
+
+---@param key string
+---@param events table[]
+local function apply(key, events)
+  local fresh = turns[key] == nil
+  local t = get_turn(key)
+  local was_running = t.running
+  local shown = visible(t)
+  local at_end = shown and float.at_end(t)
+  local opening, began = fresh, false
+  vim.bo[t.buf].modifiable = true
+  local i, n = 1, #events
+  while i <= n do
+    local ev = events[i]
+    local kind = type(ev) == "table" and ev.kind or nil
+    if kind == "text" or kind == "thinking" or kind == "user" then
+      -- Coalesce a run of chunks into one edit.
+      local parts = { str(ev.text) }
+      while i < n and type(events[i + 1]) == "table" and events[i + 1].kind == kind do
+        i = i + 1
+        parts[#parts + 1] = str(events[i].text)
+      end
+      run(t, document.add_text, kind, table.concat(parts))
+    elseif handlers[kind] then
+      if kind == "begin" then
+        opening, began, at_end = true, true, true
+      end
+      run(t, handlers[kind], ev)
+    else
+      record(("unknown event kind %q"):format(str(kind)))
+    end
+    i = i + 1
+  end
+  vim.bo[t.buf].modifiable = false
+
+  if opening and not visible(t) then
+    M.open(key)
+  elseif visible(t) and at_end then
+    float.follow(t)
+  end
+  if began and shown and visible(t) then
+    api.nvim_win_set_config(t.win, float.config(t, M.config)) -- the footer says "running" again
+  end
+  if t.done then
+    finish(t)
+  end
+  if t.running ~= was_running then
+    status_changed()
+  end
+end
+
+-- Public API ----------------------------------------------------------------------------------
+
+--- Apply one batch of events to the turn of `key` (the session's cwd). Never throws: failures
+--- go to `M.errors`.
+---@param key string
+---@param events table[]
+function M.apply(key, events)
+  local ok, err = pcall(apply, str(key), type(events) == "table" and events or {})
+  if not ok then
+    record(err)
+  end
+end
+
+--- Show the float of a turn (hiding any other turn float). Returns false for an unknown key.
+---@param key string
+---@return boolean
+function M.open(key)
+  local t = turns[key]
+  if not t or not api.nvim_buf_is_valid(t.buf) then
+    return false
+  end
+  last_key = key
+  if visible(t) then
+    return true
+  end
+  for _, other in pairs(turns) do
+    float.hide(other)
+  end
+  float.show(t, M.config)
+  return true
+end
+
+--- Show the float of the last turn begun or shown.
+---@return boolean
+function M.reopen_last()
+  return last_key ~= nil and M.open(last_key)
+end
+
+--- Hide the float of a turn; the turn goes on and its buffer keeps receiving events.
+---@param key string
+function M.close(key)
+  local t = turns[key]
+  if t then
+    float.hide(t)
+  end
+end
+
+--- State of a turn, or nil.
+---@param key string
+---@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string,
+---  stop_reason?: string}?
+function M.get(key)
+  local t = turns[key]
+  if not t then
+    return nil
+  end
+  visible(t)
+  return {
+    buf = t.buf,
+    win = t.win,
+    running = t.running,
+    cwd = t.cwd,
+    session_id = t.session_id,
+    stop_reason = t.stop_reason,
+  }
+end
+
+--- Number of turns running now.
+---@return integer
+function M.running_count()
+  local n = 0
+  for _, t in pairs(turns) do
+    if t.running then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- End every running turn with `message` as its error (the host feeding them is gone).
+---@param message string
+function M.fail_running(message)
+  for key, t in pairs(turns) do
+    if t.running then
+      M.apply(key, { { kind = "done", stop_reason = "error", error = message } })
+    end
+  end
+end
+
+--- Merge options into the config (see minime.turn.Config).
+---@param opts? minime.turn.Config|{}
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
+end
+
+--- 'foldexpr' and 'foldtext' of the float (the window options name them here).
+M.foldexpr = folds.expr
+M.foldtext = folds.text
+
+api.nvim_create_autocmd("VimResized", {
+  group = api.nvim_create_augroup("minime.ui.turn", { clear = true }),
+  callback = function()
+    for _, t in pairs(turns) do
+      if visible(t) then
+        api.nvim_win_set_config(t.win, float.config(t, M.config))
+      end
+    end
+  end,
+})
+
+return M

@@ -1,0 +1,234 @@
+--- Tool calls in the turn document: a header line (title, kind, status) upserted in place,
+--- and a body — the input on one line, the output indented and capped — folded under it.
+--- One ns_fold extmark per tool spans header and body (the fold foldexpr reads).
+local buffer = require("minime.ui.turn.buffer")
+local document = require("minime.ui.turn.document")
+local text = require("minime.ui.turn.text")
+local window = require("minime.ui.window")
+
+local api = vim.api
+local hl, splice = buffer.hl, buffer.splice
+local str, present, clip = text.str, text.present, text.clip
+
+local M = {}
+
+-- Tool output beyond this many lines is cut (with a note): it is folded, but a megabyte of
+-- output would still cost a redraw of every line when the fold is opened.
+local MAX_OUTPUT_LINES = 2000
+local INDENT = "    "
+
+local status_hl = {
+  pending = "MiniMeStatusPending",
+  in_progress = "MiniMeStatusRunning",
+  completed = "MiniMeStatusDone",
+  failed = "MiniMeStatusFailed",
+}
+
+--- The header line of a tool and its highlighted parts (foldtext draws them too).
+---@param tool minime.turn.Tool
+---@return string line, {[1]: integer, [2]: integer, [3]: string}[] spans
+function M.header(tool)
+  local head = "⚙ " .. tool.title
+  local spans = { { 0, #head, "MiniMeTool" } }
+  local line = head
+  if tool.kind then
+    line = line .. "  [" .. tool.kind .. "]"
+    spans[#spans + 1] = { #head + 2, #line, "MiniMeToolKind" }
+  end
+  local s = #line + 1
+  line = line .. " " .. tool.status
+  spans[#spans + 1] = { s, #line, status_hl[tool.status] or "MiniMeStatusPending" }
+  return line, spans
+end
+
+local function encode(x)
+  local ok, s = pcall(vim.json.encode, x)
+  return ok and s or vim.inspect(x, { newline = " ", indent = "" })
+end
+
+--- Body lines for a tool's input: one compact line.
+---@return string[]
+local function input_lines(input)
+  if type(input) == "table" then
+    if next(input) == nil then
+      return {}
+    end
+    return { INDENT .. "input: " .. clip(window.oneline(encode(input))) }
+  elseif present(input) then
+    return { INDENT .. "input: " .. clip(window.oneline(input)) }
+  end
+  return {}
+end
+
+--- Body lines for a tool's output, indented (no markdown block structure inside) and capped.
+---@return string[]
+local function output_lines(output)
+  if type(output) == "table" then
+    output = vim.islist(output) and table.concat(vim.tbl_map(str, output), "\n") or encode(output)
+  end
+  output = str(output):gsub("\r\n", "\n")
+  if output == "" then
+    return {}
+  end
+  local src = text.split(output)
+  if src[#src] == "" then
+    src[#src] = nil
+  end
+  local lines = {}
+  for i = 1, math.min(#src, MAX_OUTPUT_LINES) do
+    lines[i] = INDENT .. src[i]
+  end
+  if #src > MAX_OUTPUT_LINES then
+    lines[#lines + 1] = ("%s… %d more lines"):format(INDENT, #src - MAX_OUTPUT_LINES)
+  end
+  return lines
+end
+
+---@param t minime.turn.Turn
+---@param tool minime.turn.Tool
+---@return integer row of the header line
+local function header_row(t, tool)
+  return api.nvim_buf_get_extmark_by_id(t.buf, buffer.ns_fold, tool.region, {})[1]
+end
+
+--- End position of a tool's body (the header's end when it has none).
+---@param tool minime.turn.Tool
+---@return integer rows, integer col offset in rows after the header, and column
+local function body_end(tool)
+  if tool.output_n > 0 then
+    return tool.input_n + tool.output_n, tool.output_len
+  elseif tool.input_n > 0 then
+    return tool.input_n, tool.input_len
+  end
+  return 0, tool.hlen
+end
+
+---@param t minime.turn.Turn
+---@param tool minime.turn.Tool
+---@param h integer header row
+---@param right boolean let the region grow with an edit at its end
+local function set_region(t, tool, h, right)
+  local rows, col = body_end(tool)
+  buffer.set_fold_mark(t, h, 0, {
+    id = tool.region,
+    end_row = h + rows,
+    end_col = col,
+    right_gravity = false,
+    end_right_gravity = right,
+  })
+end
+
+---@param t minime.turn.Turn
+---@param tool minime.turn.Tool
+local function draw_header(t, tool, h)
+  local line, spans = M.header(tool)
+  api.nvim_buf_clear_namespace(t.buf, buffer.ns_hl, h, h + 1)
+  splice(t, h, 0, h, tool.hlen, { line })
+  tool.hlen = #line
+  for _, s in ipairs(spans) do
+    hl(t, h, s[1], h, s[2], s[3])
+  end
+end
+
+--- Replace the input or the output part of a tool's body.
+---@param t minime.turn.Turn
+---@param tool minime.turn.Tool
+---@param part "input"|"output"
+---@param lines string[]
+local function set_body(t, tool, part, lines)
+  local h = header_row(t, tool)
+  local ni, no = tool.input_n, tool.output_n
+  local srow, scol, erow, ecol
+  if part == "input" then
+    srow, scol = h, tool.hlen
+    erow, ecol = h + ni, ni > 0 and tool.input_len or tool.hlen
+  else
+    srow, scol = h + ni, ni > 0 and tool.input_len or tool.hlen
+    erow, ecol = h + ni + no, no > 0 and tool.output_len or scol
+  end
+  -- The region must already cover the new lines when the edit makes foldexpr look at them.
+  set_region(t, tool, h, true)
+  api.nvim_buf_clear_namespace(t.buf, buffer.ns_hl, h + 1, h + ni + no + 1)
+  local repl = { "" }
+  vim.list_extend(repl, lines)
+  splice(t, srow, scol, erow, ecol, repl)
+  local n, len = #lines, #lines > 0 and #lines[#lines] or 0
+  if part == "input" then
+    tool.input_n, tool.input_len = n, len
+  else
+    tool.output_n, tool.output_len = n, len
+  end
+  set_region(t, tool, h, false)
+  local rows, col = body_end(tool)
+  if rows > 0 then
+    hl(t, h + 1, 0, h + rows, col, "MiniMeToolOutput")
+  end
+end
+
+---@param t minime.turn.Turn
+---@param id string
+---@return minime.turn.Tool tool, integer? row of a new header, nil for an existing tool
+local function get_tool(t, id)
+  local tool = t.tools[id]
+  if tool then
+    return tool
+  end
+  tool = {
+    id = id,
+    title = id ~= "" and window.oneline(id) or "tool",
+    status = "pending",
+    hlen = 0,
+    input_n = 0,
+    input_len = 0,
+    output_n = 0,
+    output_len = 0,
+  }
+  document.start_block(t, "tool")
+  local h = t.row
+  tool.region = buffer.set_fold_mark(t, h, 0, { right_gravity = false })
+  t.tools[id] = tool
+  t.regions[tool.region] = tool
+  return tool, h
+end
+
+---@param t minime.turn.Turn
+---@param result boolean a tool_result event (else a tool_call)
+local function on_tool(t, ev, result)
+  local tool, new_row = get_tool(t, str(ev.id))
+  if not result then
+    if present(ev.title) then
+      tool.title = clip(window.oneline(ev.title))
+    end
+    if present(ev.tool_kind) then
+      tool.kind = window.oneline(ev.tool_kind)
+    end
+  end
+  if present(ev.status) then
+    tool.status = window.oneline(ev.status)
+  elseif result and not new_row then
+    tool.status = "completed"
+  end
+  draw_header(t, tool, new_row or header_row(t, tool))
+  if not result and tool.input_n == 0 then
+    local lines = input_lines(ev.input)
+    if #lines > 0 then
+      set_body(t, tool, "input", lines)
+    end
+  elseif result and ev.output ~= nil and ev.output ~= vim.NIL then
+    set_body(t, tool, "output", output_lines(ev.output))
+  end
+end
+
+--- A tool_call event: add the tool's line, or update its title, kind, status (input once).
+---@param t minime.turn.Turn
+function M.call(t, ev)
+  on_tool(t, ev, false)
+end
+
+--- A tool_result event: the status (completed if none) and the output.
+---@param t minime.turn.Turn
+function M.result(t, ev)
+  on_tool(t, ev, true)
+end
+
+return M
