@@ -160,7 +160,7 @@ class Session:
             Error(f"the agent did not end the turn within {bound:g} s of session/cancel"),
         )
         with contextlib.suppress(Exception):
-            await self.client._conn.cancel(session_id=self.session_id)
+            await self.client.rpc.cancel(session_id=self.session_id)
 
     async def _begin(self, turn: Turn) -> None:
         ending = self._ending
@@ -181,7 +181,7 @@ class Session:
         prompt = turn.prompt
         blocks: list[Any] = [text_block(prompt)] if isinstance(prompt, str) else list(prompt)
         try:
-            response = await self.client._conn.prompt(session_id=self.session_id, prompt=blocks)
+            response = await self.client.rpc.prompt(session_id=self.session_id, prompt=blocks)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
