@@ -128,8 +128,9 @@ class AgentProcess:
             await asyncio.wait_for(asyncio.shield(self.process.wait()), timeout)
         except TimeoutError:
             return None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
+        if not self._drain.done():  # a stop() before may have cancelled it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
         return self.process.returncode
 
     def kill_group(self, sig: int = signal.SIGKILL) -> None:
