@@ -62,14 +62,16 @@ class Adversary:
 
     def say(self, session_id: str, text: str) -> None:
         update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
-        self.send({"method": "session/update", "params": {"sessionId": session_id, "update": update}})
+        params = {"sessionId": session_id, "update": update}
+        self.send({"method": "session/update", "params": params})
 
     async def run_steps(self, steps: list[dict[str, Any]], sid: str, cwd: str = "") -> None:
         for step in steps:
             if "raw" in step:
                 self.write(step["raw"].replace("@SID@", sid).replace("@CWD@", cwd))
             elif "ask" in step:
-                request = json.loads(compact(step["ask"]).replace("@SID@", sid).replace("@CWD@", cwd))
+                text = compact(step["ask"]).replace("@SID@", sid).replace("@CWD@", cwd)
+                request = json.loads(text)
                 request.setdefault("id", next(self.ids))
                 future = asyncio.get_running_loop().create_future()
                 self.waiting[request["id"]] = future
