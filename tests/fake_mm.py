@@ -60,6 +60,8 @@ model read>``, so a test asserts the model's view over the wire.
 ``/reject-cancels CMD``         bash; a rejection ends the turn with stopReason cancelled.
 ``/dup-toolcall``               the same tool_call id sent twice, then completed.
 ``/empty-input``                a tool_call without rawInput, then completed.
+``/deep-input N``               a tool_call whose rawInput nests N levels (``{"a": {"a": …}}``,
+                                ``"bottom"`` at the end), then completed: ``deep -> done``.
 ``/diff``                       an edit whose permission request carries diff content.
 ``/terminal``                   a tool_call with terminal content (no terminal capability).
 ``/garbage``                    raw lines: not JSON, an unknown notification, an unknown
@@ -871,6 +873,17 @@ async def _empty_input(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, "empty -> read nothing")
 
 
+async def _deep_input(mm: FakeMM, turn: Turn, rest: str) -> None:
+    call_id = f"call_{next(mm.call_ids)}"
+    nested: Any = "bottom"
+    for _ in range(int(rest)):
+        nested = {"a": nested}
+    call = {"toolCallId": call_id, "title": "deep: input", "kind": "other", "status": "pending"}
+    await mm.report_call(turn, {**call, "rawInput": nested})
+    await mm.report_end(turn, call_id, "done", False)
+    await mm.say(turn, "deep -> done")
+
+
 async def _diff(mm: FakeMM, turn: Turn, rest: str) -> None:
     call_id = f"call_{next(mm.call_ids)}"
     path = os.path.join(turn.session.cwd, "a.txt")
@@ -1016,6 +1029,7 @@ COMMANDS = {
     "/reject-cancels": _reject_cancels,
     "/dup-toolcall": _dup_toolcall,
     "/empty-input": _empty_input,
+    "/deep-input": _deep_input,
     "/diff": _diff,
     "/terminal": _terminal,
     "/garbage": _garbage,
@@ -1037,6 +1051,9 @@ async def serve(config: Config) -> None:
     from acp import run_agent
     from acp.stdio import stdio_streams
 
+    # mm (Go) has no recursion limit: nested data (/deep-input) must survive the SDK's deepcopy
+    # of each message for the trace observer.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     # run_agent's stdio_buffer_limit_bytes, applied here because the writer is needed for /garbage.
     reader, writer = await stdio_streams(limit=STDIO_LIMIT)
     agent = FakeMM(config, writer)

@@ -1,9 +1,8 @@
-"""``$/cancel_request``: the one behaviour the library gets by reaching into the ACP SDK.
+"""``$/cancel_request``: the handler of the named request is cancelled, answered -32800.
 
-agent-client-protocol 0.12.1 does not route ``$/cancel_request``; minime/cancel_request.py
-patches the SDK's Connection so that the handler of the named request is cancelled and the
-request answered -32800. These tests go through behaviour only, so an SDK upgrade that moves
-those internals fails here loudly (the handler would run on, or nothing would answer -32800).
+agent-client-protocol does not route ``$/cancel_request``; minime/transport.py (the SDK's
+public Transport seam) handles it. These tests go through behaviour only: the handler would
+run on, or nothing would answer -32800, if the seam broke.
 """
 
 from __future__ import annotations
