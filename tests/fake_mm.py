@@ -73,6 +73,7 @@ model read>``, so a test asserts the model's view over the wire.
 ``/error MESSAGE``              the prompt answered with JSON-RPC error -32603, MESSAGE.
 ``/error-data TEXT``            the same, as mm says it: ``Internal error`` with data TEXT.
 ``/crash [STATUS]``             says ``crashing``, a stderr line, exit STATUS (2).
+``/close-stdout``               says ``closing``, closes stdout and lives on (never answers).
 ``/pid``                        says ``pid <pid> pgid <pgid>``.
 ``/spawn-child``                starts ``sleep 1000`` in mm's process group: ``child <pid>``.
 ==============================  ================================================================
@@ -995,6 +996,14 @@ async def _crash(mm: FakeMM, turn: Turn, rest: str) -> None:
     os._exit(status)
 
 
+async def _close_stdout(mm: FakeMM, turn: Turn, rest: str) -> None:
+    await mm.say(turn, "closing")
+    mm.writer.close()
+    with contextlib.suppress(OSError):
+        os.close(1)
+    await asyncio.Event().wait()
+
+
 async def _pid(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"pid {os.getpid()} pgid {os.getpgid(0)}")
 
@@ -1039,6 +1048,7 @@ COMMANDS = {
     "/error": _error,
     "/error-data": _error_data,
     "/crash": _crash,
+    "/close-stdout": _close_stdout,
     "/pid": _pid,
     "/spawn-child": _spawn_child,
 }

@@ -359,3 +359,22 @@ def test_an_agent_error_is_shown_in_the_agents_words(
             assert "None" not in str(raised.value)
 
     asyncio.run(main())
+
+
+def test_the_editor_starts_a_new_agent_after_one_closed_its_output(tmp_path: Path) -> None:
+    """Through the plugin: the turn ends in an error that says so, the mute agent is ended,
+    and the next ask starts a fresh agent that answers."""
+    from conftest import process_gone
+    from nvim_harness import wait_for
+    from plugin_harness import editor
+
+    with editor(tmp_path) as ed:
+        first = ed.agent_pid()
+        done, _text = ed.turn("/close-stdout")
+        assert done["stop_reason"] == "error"
+        assert "closed its output while still running" in done["error"]
+        wait_for(lambda: process_gone(first), 10, message="for the mute agent to be ended")
+        done, text = ed.turn("/say back again")
+        assert done["stop_reason"] == "end_turn"
+        assert "back again" in text
+        assert ed.agent_pid() != first
