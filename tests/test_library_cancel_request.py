@@ -98,3 +98,22 @@ def test_a_cancel_for_no_running_request_is_harmless(mm: FakeMM) -> None:
             assert (await agent.complete("/say alive")).text == "alive"
 
     asyncio.run(main())
+
+
+def test_the_library_names_no_sdk_internals() -> None:
+    """Only the SDK's public seam is used, so its version may float within 0.12.x."""
+    import re
+    from pathlib import Path
+
+    package = Path(minime.__file__).parent
+    private = re.compile(
+        r"_process_message|_execute_request|_notify_observers|_next_request_id|_run_request"
+        r"|\._conn\b"
+    )
+    found = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if private.search(line)
+    ]
+    assert found == []

@@ -378,3 +378,18 @@ def test_the_editor_starts_a_new_agent_after_one_closed_its_output(tmp_path: Pat
         assert done["stop_reason"] == "end_turn"
         assert "back again" in text
         assert ed.agent_pid() != first
+
+
+def test_a_50_mb_line_still_arrives_whole(mm: FakeMM) -> None:
+    """The strict transport reads lines of any length (the SDK's own default allows 50 MB)."""
+    import fake_mm
+
+    size = 50_000_000
+
+    async def main() -> None:
+        async with mm.agent(mm.config(trace=False)) as agent:
+            result = await agent.complete(f"/bigline {size}\n/say after")
+            assert len(result.text) == size + len("\nafter")
+            assert result.text == fake_mm.bigline_text(size) + "\nafter"
+
+    asyncio.run(main())
