@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import shutil
@@ -19,20 +18,19 @@ from typing import Any
 
 from . import tools as tools_mod
 from .arguments import check_connect_arguments
-from .errors import Error
-from .handler import TOOLS_LIST_METHOD, Handler
-from .model import ToolRequest
+from .errors import Error, describe
+from .handler import Handler
 from .permissions import PermissionCallback
 from .process import AgentProcess
 from .scopes import Opening, Scopes
 from .session import Session
+from .tool_service import ToolService
 from .tools import Tool, ToolSource
 from .transport import LineTransport
 
 log = logging.getLogger("minime")
 
 TOOLS_META_KEY = "org.mini-me/tools"
-__all__ = ["TOOLS_LIST_METHOD", "Client", "connect"]
 CLIENT_NAME = "minime.py"
 CLIENT_VERSION = "0.1.0"
 
@@ -79,10 +77,8 @@ class Client:
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
         self.process: AgentProcess | None = None
-        self._tool_source = tools
-        self._static_tools: dict[str, Tool] = {}
-        self._session_tools: dict[str, dict[str, Tool]] = {}
         self._scopes = Scopes()
+        self.tool_service = ToolService(tools, discovery, self._scopes)
         self._on_stderr = on_stderr
         self._env = env
         self.rpc: Any = None  # the SDK's ClientSideConnection
@@ -138,8 +134,8 @@ class Client:
         meta: dict[str, Any] = {}
         if self.discovery == "request":
             meta[TOOLS_META_KEY] = True
-        elif self._static_tools:
-            meta[TOOLS_META_KEY] = tools_mod.descriptions(self._static_tools.values())
+        elif self.tool_service.static:
+            meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
         return await self.rpc.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(field_meta=meta or None),
@@ -168,7 +164,7 @@ class Client:
             except Exception as exc:
                 # A closed connection usually means the agent is exiting: let its status speak.
                 if await self.process.wait(2.0 if isinstance(exc, ConnectionError) else 0) is None:
-                    raise Error(f"{what} failed: {_describe(exc)}{self._stderr_hint()}") from None
+                    raise Error(f"{what} failed: {describe(exc)}{self._stderr_hint()}") from None
         step.cancel()
         if self.process.returncode is not None or exited in done:
             await self.process.wait(2.0)
@@ -213,7 +209,7 @@ class Client:
         """The error a turn reports: how the agent died, else its own words."""
         if self.death is not None:
             return self.death
-        return Error(f"turn failed: {_describe(exc)}{self._stderr_hint()}")
+        return Error(f"turn failed: {describe(exc)}{self._stderr_hint()}")
 
     async def death_or(self, exc: BaseException) -> Error:
         """After a broken connection, wait briefly for the exit status to tell the real story."""
@@ -254,34 +250,32 @@ class Client:
         on_update: Callable[[Any], None] | None = None,
     ) -> Session:
         """Reopen a stored session; its replayed history goes to ``on_update`` as events."""
-        self._check_alive()
-        cwd = os.path.abspath(cwd or self.cwd)
-        opening = self._open_known(session_id, cwd)
-        session = self._register(session_id, cwd)
-        session.on_update = on_update
-        try:
-            await self.until_ready(
-                "session/load",
-                self.rpc.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]),
-            )
-        except BaseException:
-            self.sessions.pop(session_id, None)
-            self._end_open(opening, None)
-            raise
-        self._end_open(opening, session_id)
-        return session
+        return await self._reopen("session/load", session_id, cwd, on_update)
 
     async def resume_session(self, session_id: str, cwd: str | None = None) -> Session:
         """Reopen a stored session without a replay of its history (``session/resume``)."""
+        return await self._reopen("session/resume", session_id, cwd, None)
+
+    async def _reopen(
+        self,
+        method: str,
+        session_id: str,
+        cwd: str | None,
+        on_update: Callable[[Any], None] | None,
+    ) -> Session:
         self._check_alive()
         cwd = os.path.abspath(cwd or self.cwd)
-        opening = self._open_known(session_id, cwd)
+        if self._scopes.cwds.get(session_id, cwd) != cwd:  # reopened elsewhere: tools anew
+            self.tool_service.forget([session_id])
+        opening = self._scopes.begin_known(session_id, cwd)
         session = self._register(session_id, cwd)
+        session.on_update = on_update
+        if method == "session/load":
+            request = self.rpc.load_session(cwd=cwd, session_id=session_id, mcp_servers=[])
+        else:
+            request = self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[])
         try:
-            await self.until_ready(
-                "session/resume",
-                self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[]),
-            )
+            await self.until_ready(method, request)
         except BaseException:
             self.sessions.pop(session_id, None)
             self._end_open(opening, None)
@@ -294,17 +288,10 @@ class Client:
         response = await self.rpc.list_sessions(cwd=os.path.abspath(cwd or self.cwd))
         return [_dump(item) for item in response.sessions]
 
-    def _open_known(self, session_id: str, cwd: str) -> Opening:
-        """Reopening a session: its cwd is the one sent now (an earlier one is replaced)."""
-        if session_id in self._scopes.cwds and self._scopes.cwds[session_id] != cwd:
-            self._session_tools.pop(session_id, None)
-        return self._scopes.begin_known(session_id, cwd)
-
     def _end_open(self, opening: Opening, session_id: str | None) -> None:
         before = set(self._scopes.cwds)
         self._scopes.end(opening, session_id)
-        for dropped in before - set(self._scopes.cwds):
-            self._session_tools.pop(dropped, None)
+        self.tool_service.forget(before - set(self._scopes.cwds))
 
     def _register(self, session_id: str, cwd: str) -> Session:
         session = Session(self, session_id, cwd)
@@ -332,68 +319,13 @@ class Client:
     # -- client tools -------------------------------------------------------------------
 
     def set_static_tools(self, tools: Iterable[Tool]) -> None:
-        self._static_tools = {tool.wire_method: tool for tool in tools_mod.validate(tools)}
+        self.tool_service.set_static(tools)
 
-    async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Answer a list request only for a session this client is opening, in its own cwd."""
-        from acp import RequestError
-
-        if self.discovery != "request":
-            log.warning("refused %s: discovery is meta", TOOLS_LIST_METHOD)
-            raise RequestError.method_not_found("_" + TOOLS_LIST_METHOD)
-        session_id = params.get("sessionId") if isinstance(params, dict) else None
-        asked = params.get("cwd") if isinstance(params, dict) else None
-        if not isinstance(session_id, str) or not isinstance(asked, str):
-            raise RequestError.invalid_params({"details": "sessionId and cwd must be strings"})
-        cwd = self._scopes.bind_for_list(session_id, asked)
-        if cwd is None:
-            known = self._scopes.cwds.get(session_id)
-            why = (
-                f"session {session_id!r} was opened in {known!r}, not {asked!r}"
-                if known is not None
-                else f"no session {session_id!r} is being opened in {asked!r}"
-            )
-            log.warning("refused %s: %s", TOOLS_LIST_METHOD, why)
-            raise RequestError.invalid_params({"details": f"refused: {why}"})
-        source = self._tool_source
-        found = source(session_id, cwd) if callable(source) else source
-        if asyncio.iscoroutine(found):
-            found = await found
-        checked = tools_mod.validate(found or [])
-        if self._scopes.cwds.get(session_id) == cwd:  # still bound once the source answered
-            self._session_tools[session_id] = {tool.wire_method: tool for tool in checked}
-        return {"tools": tools_mod.descriptions(checked)}
+    async def list_tools(self, params: Any) -> dict[str, Any]:
+        return await self.tool_service.list(params)
 
     async def call_tool(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        from acp import RequestError
-
-        session_id, arguments = tools_mod.split_params(params)
-        known = session_id is not None and (
-            session_id in self.sessions or session_id in self._session_tools
-        )
-        table = self._session_tools.get(session_id or "", self._static_tools)
-        tool = table.get(method) if known else self._any_tool(method)
-        if tool is None:
-            raise RequestError.method_not_found(method)
-        if not known:
-            return tools_mod.text_result(
-                f"unknown session {session_id!r}: this client never opened it", is_error=True
-            )
-        request = ToolRequest(
-            session_id=session_id or "",
-            arguments=arguments,
-            cwd=self._scopes.cwds.get(session_id or ""),
-            tool=tool.name,
-        )
-        return await tools_mod.run(tool, request)
-
-    def _any_tool(self, method: str) -> Tool | None:
-        if method in self._static_tools:
-            return self._static_tools[method]
-        for table in self._session_tools.values():
-            if method in table:
-                return table[method]
-        return None
+        return await self.tool_service.call(method, params, self.sessions.__contains__)
 
     # -- shutdown -------------------------------------------------------------------------
 
@@ -429,31 +361,6 @@ def _dump(model: Any) -> dict[str, Any]:
     if model is None:
         return {}
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def _describe(exc: BaseException) -> str:
-    """An agent's JSON-RPC error in its own words: message (code): what its data says."""
-    code = getattr(exc, "code", None)
-    message = str(exc) or type(exc).__name__
-    text = f"{message} ({code})" if code is not None else message
-    detail = _data_text(getattr(exc, "data", None))
-    return f"{text}: {detail}" if detail else text
-
-
-def _data_text(data: Any) -> str:
-    """``data.error`` (Go SDK), ``data.details`` (Python SDK), a string, else compact JSON."""
-    if data is None or data == {} or data == "":
-        return ""
-    if isinstance(data, str):
-        return data
-    if isinstance(data, dict):
-        for key in ("error", "details", "message"):
-            if isinstance(data.get(key), str) and data[key]:
-                return data[key]
-    try:
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)[:2000]
-    except (TypeError, ValueError):
-        return repr(data)[:2000]
 
 
 async def connect(

@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from .model import PermissionOption, PermissionRequest
 from .permissions import decide
+from .tool_service import TOOLS_LIST_METHOD
 from .updates import _tool_call
 
 if TYPE_CHECKING:
     from .client import Client
 
 log = logging.getLogger("minime")
-
-TOOLS_LIST_METHOD = "org.mini-me/tools/list"  # the SDK strips the leading "_"
 
 
 class Handler:
