@@ -8,6 +8,7 @@ KeyboardInterrupt too — into a failed call or a rejection.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -139,3 +140,23 @@ def test_wrong_arguments_to_start_raise_minime_error_in_plain_words(
     finally:
         del os.environ["FAKE_MM_SPAWNED"]
     assert not spawned.exists()
+
+
+def test_system_exit_in_a_tool_source_or_on_stderr_is_no_exit_either(mm: FakeMM) -> None:
+    def source(session_id: str, cwd: str) -> list[minime.Tool]:
+        raise SystemExit(4)
+
+    def on_stderr(line: str) -> None:
+        raise SystemExit(5)
+
+    async def main() -> None:
+        config = mm.config(yolo=True, client_tools={"discovery": "request"})
+        options = {"discovery": "request", "on_stderr": on_stderr}
+        async with mm.agent(config, tools=source, **options) as agent:
+            assert (await agent.complete("/tools\n/stderr x\n/say alive")).text == "[]\nalive"
+            (listed,) = mm.sent("_org.mini-me/tools/list")
+            answer = await mm.until(lambda: mm.answer_to(listed["id"]), what="the list answer")
+            assert "SystemExit: 4" in json.dumps(answer["error"])
+            assert (await agent.complete("/say still")).text == "still"
+
+    asyncio.run(main())

@@ -119,7 +119,7 @@ class AgentProcess:
         if self._on_stderr is not None:
             try:
                 self._on_stderr(line)
-            except Exception:
+            except (Exception, SystemExit, KeyboardInterrupt):  # its failure, not the program's end
                 log.exception("on_stderr failed")
 
     async def wait(self, timeout: float | None = None) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,8 @@ from .updates import to_event
 
 if TYPE_CHECKING:
     from .client import Client
+
+log = logging.getLogger("minime")
 
 Prompt = str | list[dict[str, Any]]
 _BACKGROUND: set[asyncio.Task[None]] = set()
@@ -107,7 +110,10 @@ class Session:
         if turn is not None and turn.request is not None:
             turn.push(event)
         elif self.on_update is not None:
-            self.on_update(event)
+            try:
+                self.on_update(event)
+            except (Exception, SystemExit, KeyboardInterrupt):  # the caller's bug: logged, no exit
+                log.exception("on_update failed")
 
     def fail_turn(self, error: BaseException) -> None:
         for turn in (self._turn, self._ending):

@@ -10,6 +10,7 @@ from typing import Any
 from . import tools as tools_mod
 from .model import ToolRequest
 from .scopes import Scopes
+from .threads import as_failure
 from .tools import Tool, ToolSource
 
 log = logging.getLogger("minime")
@@ -64,9 +65,12 @@ class ToolService:
             log.warning("refused %s: %s", TOOLS_LIST_METHOD, why)
             raise RequestError.invalid_params({"details": f"refused: {why}"})
         source = self._source
-        found = source(session_id, cwd) if callable(source) else source
-        if asyncio.iscoroutine(found):
-            found = await found
+        try:
+            found = source(session_id, cwd) if callable(source) else source
+            if asyncio.iscoroutine(found):
+                found = await found
+        except (SystemExit, KeyboardInterrupt) as exc:  # the source failed; the program goes on
+            raise as_failure(exc) from None
         checked = tools_mod.validate(found or [])
         if self._scopes.cwds.get(session_id) == cwd:  # still bound once the source answered
             self._per_session[session_id] = {tool.wire_method: tool for tool in checked}
