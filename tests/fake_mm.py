@@ -60,6 +60,8 @@ model read>``, so a test asserts the model's view over the wire.
 ``/reject-cancels CMD``         bash; a rejection ends the turn with stopReason cancelled.
 ``/dup-toolcall``               the same tool_call id sent twice, then completed.
 ``/empty-input``                a tool_call without rawInput, then completed.
+``/deep-input N``               a tool_call whose rawInput nests N levels (``{"a": {"a": …}}``,
+                                ``"bottom"`` at the end), then completed: ``deep -> done``.
 ``/diff``                       an edit whose permission request carries diff content.
 ``/terminal``                   a tool_call with terminal content (no terminal capability).
 ``/garbage``                    raw lines: not JSON, an unknown notification, an unknown
@@ -71,6 +73,7 @@ model read>``, so a test asserts the model's view over the wire.
 ``/error MESSAGE``              the prompt answered with JSON-RPC error -32603, MESSAGE.
 ``/error-data TEXT``            the same, as mm says it: ``Internal error`` with data TEXT.
 ``/crash [STATUS]``             says ``crashing``, a stderr line, exit STATUS (2).
+``/close-stdout``               says ``closing``, closes stdout and lives on (never answers).
 ``/pid``                        says ``pid <pid> pgid <pgid>``.
 ``/spawn-child``                starts ``sleep 1000`` in mm's process group: ``child <pid>``.
 ==============================  ================================================================
@@ -871,6 +874,17 @@ async def _empty_input(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, "empty -> read nothing")
 
 
+async def _deep_input(mm: FakeMM, turn: Turn, rest: str) -> None:
+    call_id = f"call_{next(mm.call_ids)}"
+    nested: Any = "bottom"
+    for _ in range(int(rest)):
+        nested = {"a": nested}
+    call = {"toolCallId": call_id, "title": "deep: input", "kind": "other", "status": "pending"}
+    await mm.report_call(turn, {**call, "rawInput": nested})
+    await mm.report_end(turn, call_id, "done", False)
+    await mm.say(turn, "deep -> done")
+
+
 async def _diff(mm: FakeMM, turn: Turn, rest: str) -> None:
     call_id = f"call_{next(mm.call_ids)}"
     path = os.path.join(turn.session.cwd, "a.txt")
@@ -982,6 +996,14 @@ async def _crash(mm: FakeMM, turn: Turn, rest: str) -> None:
     os._exit(status)
 
 
+async def _close_stdout(mm: FakeMM, turn: Turn, rest: str) -> None:
+    await mm.say(turn, "closing")
+    mm.writer.close()
+    with contextlib.suppress(OSError):
+        os.close(1)
+    await asyncio.Event().wait()
+
+
 async def _pid(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"pid {os.getpid()} pgid {os.getpgid(0)}")
 
@@ -1016,6 +1038,7 @@ COMMANDS = {
     "/reject-cancels": _reject_cancels,
     "/dup-toolcall": _dup_toolcall,
     "/empty-input": _empty_input,
+    "/deep-input": _deep_input,
     "/diff": _diff,
     "/terminal": _terminal,
     "/garbage": _garbage,
@@ -1025,6 +1048,7 @@ COMMANDS = {
     "/error": _error,
     "/error-data": _error_data,
     "/crash": _crash,
+    "/close-stdout": _close_stdout,
     "/pid": _pid,
     "/spawn-child": _spawn_child,
 }
@@ -1037,6 +1061,9 @@ async def serve(config: Config) -> None:
     from acp import run_agent
     from acp.stdio import stdio_streams
 
+    # mm (Go) has no recursion limit: nested data (/deep-input) must survive the SDK's deepcopy
+    # of each message for the trace observer.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     # run_agent's stdio_buffer_limit_bytes, applied here because the writer is needed for /garbage.
     reader, writer = await stdio_streams(limit=STDIO_LIMIT)
     agent = FakeMM(config, writer)

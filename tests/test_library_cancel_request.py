@@ -1,9 +1,8 @@
-"""``$/cancel_request``: the one behaviour the library gets by reaching into the ACP SDK.
+"""``$/cancel_request``: the handler of the named request is cancelled, answered -32800.
 
-agent-client-protocol 0.12.1 does not route ``$/cancel_request``; minime/cancel_request.py
-patches the SDK's Connection so that the handler of the named request is cancelled and the
-request answered -32800. These tests go through behaviour only, so an SDK upgrade that moves
-those internals fails here loudly (the handler would run on, or nothing would answer -32800).
+agent-client-protocol does not route ``$/cancel_request``; minime/transport.py (the SDK's
+public Transport seam) handles it. These tests go through behaviour only: the handler would
+run on, or nothing would answer -32800, if the seam broke.
 """
 
 from __future__ import annotations
@@ -99,3 +98,22 @@ def test_a_cancel_for_no_running_request_is_harmless(mm: FakeMM) -> None:
             assert (await agent.complete("/say alive")).text == "alive"
 
     asyncio.run(main())
+
+
+def test_the_library_names_no_sdk_internals() -> None:
+    """Only the SDK's public seam is used, so its version may float within 0.12.x."""
+    import re
+    from pathlib import Path
+
+    package = Path(minime.__file__).parent
+    private = re.compile(
+        r"_process_message|_execute_request|_notify_observers|_next_request_id|_run_request"
+        r"|\._conn\b"
+    )
+    found = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if private.search(line)
+    ]
+    assert found == []

@@ -148,7 +148,7 @@ local function check_python(report, failure, python, origin)
     elseif name == "agent-client-protocol" and version ~= TESTED_SDK then
       h.warn(
         ("%s %s: minime is tested with %s"):format(label, version, TESTED_SDK),
-        fix("minime/cancel_request.py reaches into the SDK; " .. install)
+        fix("another version may differ in what minime relies on; " .. install)
       )
     else
       h.ok(("%s %s"):format(label, version))

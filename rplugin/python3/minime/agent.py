@@ -7,11 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .client import Client, connect
-from .errors import Busy
+from .errors import Busy, Error
 from .model import Result
 from .permissions import PermissionCallback
 from .session import Prompt, Session, TurnStream
 from .tools import ToolSource
+
+_CONNECT_OPTIONS = {"command", "env", "ready_timeout", "cancel_timeout"}
 
 
 class Agent:
@@ -64,6 +66,9 @@ async def start(
     **options: Any,
 ) -> Agent:
     """Spawn ``<mm> -acp -config <config>`` in ``cwd``, then ``initialize`` and ``session/new``."""
+    unknown = sorted(set(options) - _CONNECT_OPTIONS)
+    if unknown:
+        raise Error(f"start() got unknown options: {', '.join(unknown)}")
     client = await connect(
         config,
         cwd=cwd,

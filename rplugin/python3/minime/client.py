@@ -16,20 +16,21 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import cancel_request
 from . import tools as tools_mod
-from .errors import Error
-from .model import PermissionOption, PermissionRequest, ToolRequest
-from .permissions import PermissionCallback, decide
+from .arguments import check_connect_arguments
+from .errors import Error, describe
+from .handler import Handler
+from .permissions import PermissionCallback
 from .process import AgentProcess
+from .scopes import Opening, Scopes
 from .session import Session
+from .tool_service import ToolService
 from .tools import Tool, ToolSource
-from .updates import _tool_call
+from .transport import LineTransport
 
 log = logging.getLogger("minime")
 
 TOOLS_META_KEY = "org.mini-me/tools"
-TOOLS_LIST_METHOD = "org.mini-me/tools/list"  # the SDK strips the leading "_"
 CLIENT_NAME = "minime.py"
 CLIENT_VERSION = "0.1.0"
 
@@ -48,57 +49,6 @@ def resolve_binary(mm: str | None) -> str:
     if found is None:
         raise Error(f"agent binary not found: {wanted!r} is not on PATH (set MM_BIN or pass mm=)")
     return found
-
-
-class _Handler:
-    """The ACP ``Client`` side the SDK calls into: permissions, updates, extension methods."""
-
-    def __init__(self, owner: Client) -> None:
-        self._owner = owner
-
-    async def request_permission(
-        self, options: list[Any], session_id: str, tool_call: Any, **_: Any
-    ) -> Any:
-        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
-
-        request = PermissionRequest(
-            session_id=session_id,
-            tool_call=_tool_call(tool_call),
-            options=[
-                PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in options
-            ],
-        )
-        session = self._owner.sessions.get(session_id)
-        task = asyncio.ensure_future(decide(self._owner.on_permission, request))
-        if session is not None:
-            session.pending_permissions.add(task)
-        try:
-            option_id = await task
-        except asyncio.CancelledError:
-            if not task.cancelled():
-                raise
-            option_id = None  # the turn was cancelled while the prompt was open
-        finally:
-            if session is not None:
-                session.pending_permissions.discard(task)
-        if option_id is None:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=option_id)
-        )
-
-    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
-        # No await before this: the SDK runs each notification in its own task, and only
-        # handling it synchronously keeps the chunks in order.
-        self._owner.route_update(session_id, update)
-
-    async def ext_method(self, method: str, params: dict[str, Any]) -> Any:
-        if method == TOOLS_LIST_METHOD:
-            return await self._owner.list_tools(params)
-        return await self._owner.call_tool("_" + method, params)
-
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
-        log.info("ignored notification _%s", method)
 
 
 class Client:
@@ -127,14 +77,13 @@ class Client:
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
         self.process: AgentProcess | None = None
-        self._tool_source = tools
-        self._static_tools: dict[str, Tool] = {}
-        self._session_tools: dict[str, dict[str, Tool]] = {}
-        self._session_cwds: dict[str, str] = {}
-        self._early_updates: dict[str, list[Any]] = {}
+        self._scopes = Scopes()
+        self.tool_service = ToolService(tools, discovery, self._scopes)
         self._on_stderr = on_stderr
         self._env = env
-        self._conn: Any = None
+        self.rpc: Any = None  # the SDK's ClientSideConnection
+        self.transport: LineTransport = None  # type: ignore[assignment]
+        self._ended: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._closing = False
         self._closed = asyncio.Event()
@@ -165,10 +114,10 @@ class Client:
         # agent is already starting in parallel.
         import acp
 
-        self._conn = acp.connect_to_agent(
-            _Handler(self), self.process.process.stdin, self.process.process.stdout
-        )
-        cancel_request.install(self._conn)
+        process = self.process.process
+        assert process.stdout is not None and process.stdin is not None
+        self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
+        self.rpc = acp.connect_to_agent(Handler(self), self.transport)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
             response = await self.until_ready("initialize", self._initialize())
@@ -185,9 +134,9 @@ class Client:
         meta: dict[str, Any] = {}
         if self.discovery == "request":
             meta[TOOLS_META_KEY] = True
-        elif self._static_tools:
-            meta[TOOLS_META_KEY] = tools_mod.descriptions(self._static_tools.values())
-        return await self._conn.initialize(
+        elif self.tool_service.static:
+            meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
+        return await self.rpc.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(field_meta=meta or None),
             client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
@@ -215,7 +164,7 @@ class Client:
             except Exception as exc:
                 # A closed connection usually means the agent is exiting: let its status speak.
                 if await self.process.wait(2.0 if isinstance(exc, ConnectionError) else 0) is None:
-                    raise Error(f"{what} failed: {_describe(exc)}{self._stderr_hint()}") from None
+                    raise Error(f"{what} failed: {describe(exc)}{self._stderr_hint()}") from None
         step.cancel()
         if self.process.returncode is not None or exited in done:
             await self.process.wait(2.0)
@@ -235,17 +184,32 @@ class Client:
     async def _watch_exit(self) -> None:
         assert self.process is not None
         await self.process.wait()
-        if self._closing:
+        if self._closing or self.death is not None:
             return
-        self.death = Error(f"{self.label} exited: {self.process.exit_text()}{self._stderr_hint()}")
+        self._die(Error(f"{self.label} exited: {self.process.exit_text()}{self._stderr_hint()}"))
+
+    def _die(self, error: Error) -> None:
+        self.death = error
         for session in list(self.sessions.values()):
-            session.fail_turn(self.death)
+            session.fail_turn(error)
+
+    def _output_ended(self) -> None:
+        if not self._closing and self._ended is None:
+            self._ended = asyncio.get_running_loop().create_task(self._stop_mute_agent())
+
+    async def _stop_mute_agent(self) -> None:
+        """The agent's stdout ended: whether or not it still runs, it can answer nothing more."""
+        assert self.process is not None
+        if await self.process.wait(1.0) is not None or self._closing or self.death is not None:
+            return  # it exited: _watch_exit tells how
+        self._die(Error(f"{self.label} closed its output while still running; it was stopped"))
+        await self.process.stop(0)
 
     def failure(self, exc: BaseException) -> Error:
         """The error a turn reports: how the agent died, else its own words."""
         if self.death is not None:
             return self.death
-        return Error(f"turn failed: {_describe(exc)}{self._stderr_hint()}")
+        return Error(f"turn failed: {describe(exc)}{self._stderr_hint()}")
 
     async def death_or(self, exc: BaseException) -> Error:
         """After a broken connection, wait briefly for the exit status to tell the real story."""
@@ -263,10 +227,21 @@ class Client:
         """Open a session whose tools run in ``cwd`` (default: the client's cwd)."""
         self._check_alive()
         cwd = os.path.abspath(cwd or self.cwd)
-        response = await self.until_ready(
-            "session/new", self._conn.new_session(cwd=cwd, mcp_servers=[])
-        )
-        return self._register(response.session_id, cwd)
+        opening = self._scopes.begin_new(cwd)
+        session_id: str | None = None
+        try:
+            response = await self.until_ready(
+                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[])
+            )
+            if self._scopes.conflicts(response.session_id, cwd):
+                raise Error(
+                    f"{self.label} answered session/new with session {response.session_id!r}, "
+                    "which it had listed tools for in another directory"
+                )
+            session_id = response.session_id
+            return self._register(session_id, cwd)
+        finally:
+            self._end_open(opening, session_id)
 
     async def load_session(
         self,
@@ -275,45 +250,53 @@ class Client:
         on_update: Callable[[Any], None] | None = None,
     ) -> Session:
         """Reopen a stored session; its replayed history goes to ``on_update`` as events."""
-        self._check_alive()
-        cwd = os.path.abspath(cwd or self.cwd)
-        session = self._register(session_id, cwd)
-        session.on_update = on_update
-        try:
-            await self.until_ready(
-                "session/load",
-                self._conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]),
-            )
-        except BaseException:
-            self.sessions.pop(session_id, None)
-            raise
-        return session
+        return await self._reopen("session/load", session_id, cwd, on_update)
 
     async def resume_session(self, session_id: str, cwd: str | None = None) -> Session:
         """Reopen a stored session without a replay of its history (``session/resume``)."""
+        return await self._reopen("session/resume", session_id, cwd, None)
+
+    async def _reopen(
+        self,
+        method: str,
+        session_id: str,
+        cwd: str | None,
+        on_update: Callable[[Any], None] | None,
+    ) -> Session:
         self._check_alive()
         cwd = os.path.abspath(cwd or self.cwd)
+        if self._scopes.cwds.get(session_id, cwd) != cwd:  # reopened elsewhere: tools anew
+            self.tool_service.forget([session_id])
+        opening = self._scopes.begin_known(session_id, cwd)
         session = self._register(session_id, cwd)
+        session.on_update = on_update
+        if method == "session/load":
+            request = self.rpc.load_session(cwd=cwd, session_id=session_id, mcp_servers=[])
+        else:
+            request = self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[])
         try:
-            await self.until_ready(
-                "session/resume",
-                self._conn.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[]),
-            )
+            await self.until_ready(method, request)
         except BaseException:
             self.sessions.pop(session_id, None)
+            self._end_open(opening, None)
             raise
+        self._end_open(opening, session_id)
         return session
 
     async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
         self._check_alive()
-        response = await self._conn.list_sessions(cwd=os.path.abspath(cwd or self.cwd))
+        response = await self.rpc.list_sessions(cwd=os.path.abspath(cwd or self.cwd))
         return [_dump(item) for item in response.sessions]
+
+    def _end_open(self, opening: Opening, session_id: str | None) -> None:
+        before = set(self._scopes.cwds)
+        self._scopes.end(opening, session_id)
+        self.tool_service.forget(before - set(self._scopes.cwds))
 
     def _register(self, session_id: str, cwd: str) -> Session:
         session = Session(self, session_id, cwd)
         self.sessions[session_id] = session
-        self._session_cwds.setdefault(session_id, cwd)
-        for update in self._early_updates.pop(session_id, []):
+        for update in self._scopes.take_early(session_id):
             session.on_acp_update(update)
         return session
 
@@ -330,60 +313,19 @@ class Client:
         session = self.sessions.get(session_id)
         if session is not None:
             session.on_acp_update(update)
-        elif len(self._early_updates) < 64:
-            self._early_updates.setdefault(session_id, []).append(update)
+        else:
+            self._scopes.keep_early(session_id, update)
 
     # -- client tools -------------------------------------------------------------------
 
     def set_static_tools(self, tools: Iterable[Tool]) -> None:
-        self._static_tools = {tool.wire_method: tool for tool in tools_mod.validate(tools)}
+        self.tool_service.set_static(tools)
 
-    async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
-        session_id = params.get("sessionId")
-        cwd = params.get("cwd")
-        if not isinstance(session_id, str) or not isinstance(cwd, str):
-            from acp import RequestError
-
-            raise RequestError.invalid_params({"details": "sessionId and cwd must be strings"})
-        source = self._tool_source
-        found = source(session_id, cwd) if callable(source) else source
-        if asyncio.iscoroutine(found):
-            found = await found
-        checked = tools_mod.validate(found or [])
-        self._session_tools[session_id] = {tool.wire_method: tool for tool in checked}
-        self._session_cwds[session_id] = cwd
-        return {"tools": tools_mod.descriptions(checked)}
+    async def list_tools(self, params: Any) -> dict[str, Any]:
+        return await self.tool_service.list(params)
 
     async def call_tool(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        from acp import RequestError
-
-        session_id, arguments = tools_mod.split_params(params)
-        known = session_id is not None and (
-            session_id in self.sessions or session_id in self._session_tools
-        )
-        table = self._session_tools.get(session_id or "", self._static_tools)
-        tool = table.get(method) if known else self._any_tool(method)
-        if tool is None:
-            raise RequestError.method_not_found(method)
-        if not known:
-            return tools_mod.text_result(
-                f"unknown session {session_id!r}: this client never opened it", is_error=True
-            )
-        request = ToolRequest(
-            session_id=session_id or "",
-            arguments=arguments,
-            cwd=self._session_cwds.get(session_id or ""),
-            tool=tool.name,
-        )
-        return await tools_mod.run(tool, request)
-
-    def _any_tool(self, method: str) -> Tool | None:
-        if method in self._static_tools:
-            return self._static_tools[method]
-        for table in self._session_tools.values():
-            if method in table:
-                return table[method]
-        return None
+        return await self.tool_service.call(method, params, self.sessions.__contains__)
 
     # -- shutdown -------------------------------------------------------------------------
 
@@ -399,11 +341,12 @@ class Client:
         try:
             if self.process is not None:
                 await self.process.stop(grace)
-            if self._conn is not None:
+            if self.rpc is not None:
                 with contextlib.suppress(Exception):
-                    await self._conn.close()
-            if self._watch is not None:
-                self._watch.cancel()
+                    await self.rpc.close()
+            for task in (self._watch, self._ended):
+                if task is not None:
+                    task.cancel()
         finally:
             self._closed.set()
 
@@ -418,17 +361,6 @@ def _dump(model: Any) -> dict[str, Any]:
     if model is None:
         return {}
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def _describe(exc: BaseException) -> str:
-    code = getattr(exc, "code", None)
-    message = str(exc) or type(exc).__name__
-    data = getattr(exc, "data", None)
-    text = f"{message} ({code})" if code is not None else message
-    if data:
-        detail = data.get("details") if isinstance(data, dict) else data
-        text += f": {detail}"
-    return text
 
 
 async def connect(
@@ -446,6 +378,19 @@ async def connect(
     cancel_timeout: float = 30.0,
 ) -> Client:
     """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it."""
+    check_connect_arguments(
+        config=config,
+        cwd=cwd,
+        mm=mm,
+        tools=tools,
+        discovery=discovery,
+        on_permission=on_permission,
+        on_stderr=on_stderr,
+        command=command,
+        env=env,
+        ready_timeout=ready_timeout,
+        cancel_timeout=cancel_timeout,
+    )
     if discovery not in ("meta", "request"):
         raise Error(f'discovery must be "meta" or "request", got {discovery!r}')
     if discovery == "meta" and callable(tools):
@@ -456,6 +401,7 @@ async def connect(
     if not os.path.isdir(workdir):
         raise Error(f"working directory not found: {workdir}")
     if command:
+        command = list(command)
         argv = [resolve_binary(command[0]), *command[1:]]
     else:
         if config is None:

@@ -1,6 +1,9 @@
-"""The library's exceptions."""
+"""The library's exceptions, and an agent's JSON-RPC error said in its own words."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 
 class Error(Exception):
@@ -12,3 +15,28 @@ class Busy(Error):
 
     def __init__(self, message: str = "a turn is already running on this session") -> None:
         super().__init__(message)
+
+
+def describe(exc: BaseException) -> str:
+    """An agent's JSON-RPC error in its own words: message (code): what its data says."""
+    code = getattr(exc, "code", None)
+    message = str(exc) or type(exc).__name__
+    text = f"{message} ({code})" if code is not None else message
+    detail = data_text(getattr(exc, "data", None))
+    return f"{text}: {detail}" if detail else text
+
+
+def data_text(data: Any) -> str:
+    """``data.error`` (Go SDK), ``data.details`` (Python SDK), a string, else compact JSON."""
+    if data is None or data == {} or data == "":
+        return ""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, dict):
+        for key in ("error", "details", "message"):
+            if isinstance(data.get(key), str) and data[key]:
+                return data[key]
+    try:
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)[:2000]
+    except (TypeError, ValueError):
+        return repr(data)[:2000]

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from .model import PermissionOption, PermissionRequest
+from .threads import permission_pool
 
 log = logging.getLogger("minime")
 
@@ -57,19 +58,19 @@ def option_for(decision: Any, options: Sequence[PermissionOption]) -> str | None
 
 
 async def decide(callback: PermissionCallback | None, request: PermissionRequest) -> str | None:
-    """Ask the callback; no callback, or one that fails, rejects."""
+    """Ask the callback; no callback, or one that fails (even with SystemExit), rejects."""
     decision: Any = REJECT
     if callback is not None:
         try:
             if inspect.iscoroutinefunction(callback):
                 decision = await callback(request)
             else:
-                decision = await asyncio.to_thread(callback, request)
+                decision = await permission_pool.run(callback, request)
                 if inspect.isawaitable(decision):
                     decision = await decision
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except (Exception, SystemExit, KeyboardInterrupt):
             log.exception("on_permission failed; rejecting")
             decision = REJECT
     return option_for(decision, request.options)

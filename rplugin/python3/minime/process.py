@@ -117,7 +117,7 @@ class AgentProcess:
         if self._on_stderr is not None:
             try:
                 self._on_stderr(line)
-            except Exception:
+            except (Exception, SystemExit, KeyboardInterrupt):  # its failure, not the program's end
                 log.exception("on_stderr failed")
 
     async def wait(self, timeout: float | None = None) -> int | None:
@@ -126,8 +126,9 @@ class AgentProcess:
             await asyncio.wait_for(asyncio.shield(self.process.wait()), timeout)
         except TimeoutError:
             return None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
+        if not self._drain.done():  # a stop() before may have cancelled it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
         return self.process.returncode
 
     def kill_group(self, sig: int = signal.SIGKILL) -> None:

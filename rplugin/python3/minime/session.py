@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,8 @@ from .updates import to_event
 
 if TYPE_CHECKING:
     from .client import Client
+
+log = logging.getLogger("minime")
 
 Prompt = str | list[dict[str, Any]]
 _BACKGROUND: set[asyncio.Task[None]] = set()
@@ -107,7 +110,10 @@ class Session:
         if turn is not None and turn.request is not None:
             turn.push(event)
         elif self.on_update is not None:
-            self.on_update(event)
+            try:
+                self.on_update(event)
+            except (Exception, SystemExit, KeyboardInterrupt):  # the caller's bug: logged, no exit
+                log.exception("on_update failed")
 
     def fail_turn(self, error: BaseException) -> None:
         for turn in (self._turn, self._ending):
@@ -160,7 +166,7 @@ class Session:
             Error(f"the agent did not end the turn within {bound:g} s of session/cancel"),
         )
         with contextlib.suppress(Exception):
-            await self.client._conn.cancel(session_id=self.session_id)
+            await self.client.rpc.cancel(session_id=self.session_id)
 
     async def _begin(self, turn: Turn) -> None:
         ending = self._ending
@@ -181,7 +187,7 @@ class Session:
         prompt = turn.prompt
         blocks: list[Any] = [text_block(prompt)] if isinstance(prompt, str) else list(prompt)
         try:
-            response = await self.client._conn.prompt(session_id=self.session_id, prompt=blocks)
+            response = await self.client.rpc.prompt(session_id=self.session_id, prompt=blocks)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

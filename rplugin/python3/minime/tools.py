@@ -12,6 +12,7 @@ import msgspec
 
 from .errors import Error
 from .model import TextBlock, ToolDescription, ToolRequest, ToolResult
+from .threads import as_failure, tool_pool
 
 DEFAULT_METHOD_PREFIX = "_minime.py/tools/"
 SESSION_META_KEY = "org.mini-me/sessionId"
@@ -20,8 +21,9 @@ SESSION_META_KEY = "org.mini-me/sessionId"
 class Tool(msgspec.Struct, frozen=True):
     """A function of this program offered to the agent; the model sees ``client_<name>``.
 
-    ``handle(request)`` may be sync or async and returns the text the model reads; an
-    exception becomes a failed call (``isError``) carrying its message.
+    ``handle(request)`` may be sync (run on the library's own daemon threads) or async and
+    returns the text the model reads; an exception (even SystemExit) becomes a failed call
+    (``isError``) carrying its message.
     """
 
     name: str
@@ -105,13 +107,14 @@ async def run(tool: Tool, request: ToolRequest) -> dict[str, Any]:
         if inspect.iscoroutinefunction(tool.handle):
             value = await tool.handle(request)
         else:
-            value = await asyncio.to_thread(tool.handle, request)
+            value = await tool_pool.run(tool.handle, request)
             if inspect.isawaitable(value):
                 value = await value
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # the handler's failure is the model's to read
-        return text_result(str(exc) or type(exc).__name__, is_error=True)
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # the model's to read, not an exit
+        failure = as_failure(exc)
+        return text_result(str(failure) or type(failure).__name__, is_error=True)
     if not isinstance(value, str):
         value = msgspec.json.encode(value).decode()
     return text_result(value)

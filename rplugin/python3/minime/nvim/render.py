@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..model import Event
 
+log = logging.getLogger("minime")
+
 FLUSH_SECONDS = 0.016
+# Nesting kept as Lua tables inside an event (its rawInput, plan entries…); deeper parts go as
+# JSON text. Neovim's msgpack-RPC drops the channel beyond about 32 levels, and the event
+# itself sits 4 levels down (the call's arguments, the batch, the event, its field).
+MAX_DEPTH = 16
+TOO_DEEP_TEXT = 100_000
 
 
 def clean(text: str) -> str:
@@ -20,22 +29,45 @@ def clean(text: str) -> str:
     return text
 
 
-def clean_all(value: Any) -> Any:
-    """``clean`` through JSON-like data (an agent's rawInput, plan entries, usage…)."""
+def clean_all(value: Any, depth: int = 0) -> Any:
+    """``clean`` through JSON-like data (an agent's rawInput, plan entries, usage…); what is
+    nested deeper than MAX_DEPTH becomes its JSON text."""
     if isinstance(value, str):
         return clean(value)
+    if isinstance(value, dict | list | tuple) and depth >= MAX_DEPTH:
+        return clean(_json_text(value))
     if isinstance(value, dict):
-        return {clean(str(k)): clean_all(v) for k, v in value.items()}
+        return {clean(str(k)): clean_all(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [clean_all(v) for v in value]
+        return [clean_all(v, depth + 1) for v in value]
     return value
 
 
+def _json_text(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (RecursionError, ValueError, TypeError):
+        return "(nested too deeply to show)"
+    if len(text) > TOO_DEEP_TEXT:
+        return text[:TOO_DEEP_TEXT] + "…"
+    return text
+
+
 def to_lua(event: Event) -> dict[str, Any]:
-    """The table ``require('minime.ui.turn').apply`` receives for one library event."""
+    """The table ``require('minime.ui.turn').apply`` receives for one library event. Never
+    raises: an event that cannot be shown becomes a notice, and the turn goes on."""
     if event.kind in ("text", "thinking", "user"):  # the stream's bulk: nothing else to clean
         return {"kind": event.kind, "text": clean(event.text)}
-    return clean_all(_to_lua(event))
+    try:
+        return clean_all(_to_lua(event))
+    except Exception as exc:  # a bug here must not leave the turn running for ever
+        log.exception("cannot show a %s event", event.kind)
+        if event.kind == "done":
+            return {"kind": "done", "stop_reason": event.stop_reason, "usage": None}
+        return {
+            "kind": "notice",
+            "text": clean(f"(a {event.kind} event could not be shown: {exc})"),
+        }
 
 
 def _to_lua(event: Event) -> dict[str, Any]:

@@ -1,0 +1,82 @@
+"""The ACP ``Client`` side the SDK calls into: permissions, updates, extension methods."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .model import PermissionOption, PermissionRequest
+from .permissions import decide
+from .tool_service import TOOLS_LIST_METHOD
+from .updates import _tool_call
+
+if TYPE_CHECKING:
+    from .client import Client
+
+log = logging.getLogger("minime")
+
+
+class Handler:
+    """Every agent request lands here; requests about sessions this client never opened are
+    refused before anything is shown or run."""
+
+    def __init__(self, owner: Client) -> None:
+        self._owner = owner
+
+    async def request_permission(
+        self, options: list[Any], session_id: str, tool_call: Any, **_: Any
+    ) -> Any:
+        from acp import RequestError
+
+        session = self._owner.sessions.get(session_id)
+        if session is None:
+            # Nothing to show it in, and nobody who asked for it: refused, never asked.
+            log.warning("refused session/request_permission for unknown session %r", session_id)
+            raise RequestError.invalid_params(
+                {"details": f"unknown session {session_id!r}: this client never opened it"}
+            )
+        return await self._owner.transport.cancellable(
+            self._ask_permission(session, options, tool_call)
+        )
+
+    async def _ask_permission(self, session: Any, options: list[Any], tool_call: Any) -> Any:
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+        request = PermissionRequest(
+            session_id=session.session_id,
+            tool_call=_tool_call(tool_call),
+            options=[
+                PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in options
+            ],
+        )
+        task = asyncio.ensure_future(decide(self._owner.on_permission, request))
+        session.pending_permissions.add(task)
+        try:
+            option_id = await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                task.cancel()  # this request was cancelled: the prompt goes too
+                raise
+            option_id = None  # the turn was cancelled while the prompt was open
+        finally:
+            session.pending_permissions.discard(task)
+        if option_id is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=option_id)
+        )
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        # No await before this: the SDK runs each notification in its own task, and only
+        # handling it synchronously keeps the chunks in order.
+        self._owner.route_update(session_id, update)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> Any:
+        owner = self._owner
+        if method == TOOLS_LIST_METHOD:
+            return await owner.transport.cancellable(owner.list_tools(params))
+        return await owner.transport.cancellable(owner.call_tool("_" + method, params))
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("ignored notification _%s", method)

@@ -1,0 +1,202 @@
+"""The agent's stdio as JSON-RPC messages: the SDK's public ``Transport`` seam, made strict.
+
+``acp.connect_to_agent(client, transport)`` takes any object with ``send``, ``receive`` and
+``close``. This one reads the agent's stdout a line at a time and hands the SDK only
+well-formed JSON-RPC objects: a line that is not JSON, not an object, a request whose ``id``
+is not a number or string, a response the SDK could not file… is logged and dropped, so one
+odd line cannot end the connection. It also answers ``$/cancel_request`` (which the SDK does
+not route): each incoming request's id is put in :data:`REQUEST_ID` just before the message
+goes to the SDK, whose handler task copies that context; :func:`cancellable` then files the
+task under the id, and a cancel notification cancels it, answered -32800 by the SDK itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+log = logging.getLogger("minime")
+
+CANCEL_METHOD = "$/cancel_request"
+REQUEST_CANCELLED = -32800
+LOG_EXCERPT = 200
+
+REQUEST_ID: ContextVar[int | str | None] = ContextVar("minime_request_id", default=None)
+T = TypeVar("T")
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _excerpt(line: bytes) -> str:
+    text = line[:LOG_EXCERPT].decode("utf-8", "replace")
+    return text + ("…" if len(line) > LOG_EXCERPT else "")
+
+
+class LineTransport:
+    """Newline-delimited JSON over the agent's stdin/stdout, checked message by message."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._on_end = on_end
+        self._write_lock = asyncio.Lock()
+        self.running: dict[int | str, asyncio.Task[Any]] = {}
+        self._cancelled: set[asyncio.Task[Any]] = set()
+        self.ended = False
+        self.dropped = 0  # lines ignored as not JSON-RPC (for tests and diagnostics)
+
+    # -- outgoing -------------------------------------------------------------------------
+
+    async def send(self, message: dict[str, Any]) -> None:
+        error = message.get("error")
+        if isinstance(error, dict) and "data" in error and error["data"] is None:
+            message = {**message, "error": {k: v for k, v in error.items() if k != "data"}}
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+        async with self._write_lock:
+            self._writer.write(data)
+            await self._writer.drain()
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._writer.close()
+
+    # -- incoming -------------------------------------------------------------------------
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = await self._read_line()
+            if not line:
+                self._end()
+                return None
+            line = line.strip()
+            if not line:
+                continue
+            message = self._decode(line)
+            if message is None:
+                self.dropped += 1
+                continue
+            if message.get("method") == CANCEL_METHOD:
+                self._cancel(message.get("params"))
+                continue
+            is_request = "method" in message and "id" in message
+            REQUEST_ID.set(message["id"] if is_request else None)
+            return message
+
+    def _end(self) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        if self._on_end is not None:
+            self._on_end()
+
+    async def _read_line(self) -> bytes:
+        """One line however long (the SDK's own way); a broken pipe reads as the end."""
+        chunks: list[bytes] = []
+        try:
+            while True:
+                try:
+                    chunks.append(await self._reader.readuntil(b"\n"))
+                    return b"".join(chunks)
+                except asyncio.LimitOverrunError as exc:
+                    chunks.append(await self._reader.readexactly(exc.consumed))
+        except asyncio.IncompleteReadError as exc:
+            chunks.append(exc.partial)
+        except (ConnectionError, OSError) as exc:
+            log.info("agent stdout: %s", exc)
+            return b""
+        return b"".join(chunks)
+
+    def _decode(self, line: bytes) -> dict[str, Any] | None:
+        """The message, or None (logged) when it is nothing the SDK may be handed."""
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            log.warning("ignored a line from the agent that is not JSON: %s", _excerpt(line))
+            return None
+        problem = _problem(message)
+        if problem is not None:
+            log.warning("ignored a message from the agent (%s): %s", problem, _excerpt(line))
+            return None
+        error = message.get("error")
+        if "method" not in message and "error" in message and not _valid_error(error):
+            # Keep the response (its request would wait for ever) with an error we can read.
+            message["error"] = {
+                "code": -32603,
+                "message": "malformed error from the agent",
+                "data": json.dumps(error, separators=(",", ":"))[:LOG_EXCERPT],
+            }
+        return message
+
+    # -- $/cancel_request -----------------------------------------------------------------
+
+    def _cancel(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not _valid_id(request_id):
+            log.warning("ignored %s without a valid requestId: %r", CANCEL_METHOD, params)
+            return
+        task = self.running.get(request_id)
+        if task is None or task.done():
+            log.info("%s for no running request (%r)", CANCEL_METHOD, request_id)
+            return
+        self._cancelled.add(task)
+        task.cancel()
+
+    async def cancellable(self, work: Awaitable[T]) -> T:
+        """Run a request's handler so that ``$/cancel_request`` for its id answers -32800."""
+        from acp import RequestError
+
+        request_id = REQUEST_ID.get()
+        task = asyncio.current_task()
+        if request_id is None or task is None:
+            return await work
+        self.running[request_id] = task
+        try:
+            return await work
+        except asyncio.CancelledError:
+            if task not in self._cancelled or task.uncancel() > 0:
+                raise  # the connection is closing, or someone else cancelled it too
+            raise RequestError(REQUEST_CANCELLED, "Request cancelled") from None
+        finally:
+            self._cancelled.discard(task)
+            if self.running.get(request_id) is task:
+                del self.running[request_id]
+
+
+def _problem(message: Any) -> str | None:
+    """Why ``message`` is not a JSON-RPC message the SDK can take, or None."""
+    if not isinstance(message, dict):
+        return f"not an object but {type(message).__name__}"
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return "method is not a string"
+        if "id" in message and not _valid_id(message["id"]) and message["id"] is not None:
+            return "request id is neither a number nor a string"
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict | list):
+            return "params are neither an object nor an array"
+        return None
+    if "id" not in message:
+        return "neither a request, a notification nor a response"
+    if not _valid_id(message["id"]):
+        return "response id is neither a number nor a string"
+    return None
+
+
+def _valid_error(error: Any) -> bool:
+    return (
+        isinstance(error, dict)
+        and isinstance(error.get("code"), int)
+        and isinstance(error.get("message", ""), str)
+    )
