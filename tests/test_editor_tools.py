@@ -18,7 +18,18 @@ from hypothesis import strategies as st
 from minime.model import ToolRequest
 from minime.nvim.editor_tools import ToolError, editor_tools
 
-CALL = "return require('minime.tools').call(...)"
+# The call as the host makes it; a tool that waits (a file not loaded is read off the main loop)
+# answers later, which vim.wait lets happen while this request waits.
+CALL = """
+local name, args, ctx = ...
+local later
+local answer = require('minime.tools').call(name, args, ctx, function(a) later = a end)
+if answer.pending then
+  vim.wait(20000, function() return later ~= nil end, 5)
+  answer = later or { ok = false, error = 'test: no answer in 20 s' }
+end
+return answer
+"""
 REPLACEMENT = "\ufffd"
 
 

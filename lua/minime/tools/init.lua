@@ -1,8 +1,9 @@
 --- Editor tools lent to the agent (the model sees `client_<name>`), run by the Python host with
 --- one exec_lua per call:
 ---
----   require("minime.tools").call(name, args, ctx)
+---   require("minime.tools").call(name, args, ctx, reply)
 ---     -> { ok = true, value = <table or string> } | { ok = false, error = "<message>" }
+---      | { ok = true, pending = true }: the answer comes later through `reply` (see M.call)
 ---
 --- `ctx` = { cwd = string, deny = string[]|nil, max_lines = n|nil, max_bytes = n|nil,
 ---           max_line_bytes = n|nil, selection = table|nil, json = boolean|nil } (see scope.lua,
@@ -46,9 +47,50 @@ local function message_of(err)
   return nil
 end
 
---- Run tool `name`; never throws.
----@return { ok: boolean, value?: any, error?: string }
-function M.call(name, args, ctx)
+-- Delivers a later answer: to a Lua function, or to the host as the notification
+-- "tool_result" { id, answer } (the host sent `reply` = that id).
+local function deliver(reply, answer)
+  if type(reply) == "function" then
+    reply(answer)
+  elseif type(reply) == "number" then
+    require("minime.host").notify("tool_result", { id = reply, answer = answer })
+  end
+end
+
+-- The answer of a tool that ended: `ok`, with its value or its error (see M.call).
+local function settle(name, is_user, ctx, ok, result, traceback)
+  if not ok then
+    local message = message_of(result)
+    if message then
+      return { ok = false, error = message }
+    end
+    M.last_error = traceback or tostring(result)
+    if is_user and type(result) == "string" then
+      -- A user's own error("...") is meant for the model; drop the "file.lua:12: " prefix.
+      return { ok = false, error = (result:gsub("^[^\n]-:%d+: ", "")) }
+    end
+    return { ok = false, error = internal_error(name) }
+  end
+  if not is_user and ctx.json == true and type(result) == "table" then
+    local encoded, text = pcall(require("minime.tools.json").encode, result)
+    if encoded then
+      result = text -- else the table, which the host encodes
+    end
+  elseif is_user then
+    if result == nil or result == vim.NIL then
+      result = ""
+    elseif type(result) ~= "table" and type(result) ~= "string" then
+      result = tostring(result)
+    end
+  end
+  return { ok = true, value = result }
+end
+
+--- Run tool `name`; never throws. A tool that waits (async.wait: a file read off the main
+--- loop) answers `{ ok = true, pending = true }` at once and its real answer later, through
+--- `reply`: a function(answer), or the id the host gave (notification "tool_result").
+---@return { ok: boolean, value?: any, error?: string, pending?: boolean }
+function M.call(name, args, ctx, reply)
   if type(ctx) ~= "table" then
     ctx = {}
   end
@@ -72,39 +114,23 @@ function M.call(name, args, ctx)
   else
     return { ok = false, error = "unknown tool: " .. tostring(name) }
   end
-  local ok, result = xpcall(function()
+  local answer, waiting = nil, false
+  require("minime.tools.async").run(function()
     return fn(args or {}, ctx)
-  end, function(err)
-    if message_of(err) then
-      return err
+  end, function(ok, result, traceback)
+    answer = settle(name, is_user, ctx, ok, result, traceback)
+    if waiting then
+      deliver(reply, answer)
     end
-    M.last_error = debug.traceback(tostring(err), 2)
-    return err
   end)
-  if not ok then
-    local message = message_of(result)
-    if message then
-      return { ok = false, error = message }
-    end
-    if is_user and type(result) == "string" then
-      -- A user's own error("...") is meant for the model; drop the "file.lua:12: " prefix.
-      return { ok = false, error = (result:gsub("^[^\n]-:%d+: ", "")) }
-    end
-    return { ok = false, error = internal_error(name) }
+  if answer then
+    return answer
   end
-  if not is_user and ctx.json == true and type(result) == "table" then
-    local encoded, text = pcall(require("minime.tools.json").encode, result)
-    if encoded then
-      result = text -- else the table, which the host encodes
-    end
-  elseif is_user then
-    if result == nil or result == vim.NIL then
-      result = ""
-    elseif type(result) ~= "table" and type(result) ~= "string" then
-      result = tostring(result)
-    end
+  waiting = true
+  if reply == nil then
+    return { ok = false, error = internal_error(name) .. " (no one to answer later)" }
   end
-  return { ok = true, value = result }
+  return { ok = true, pending = true }
 end
 
 local function fix_schema(schema)

@@ -8,6 +8,9 @@
 --- with one extra line, "[cut: ...]", saying which start_line to ask for next. The fields stay
 --- exactly the six above; the note sits in the text because that is what a small model reads.
 ---
+--- A buffer not loaded is read from its file off the main loop; a file that is no regular file,
+--- too large or too slow to read is an error naming the reason (see text.lua).
+---
 --- Range: start_line defaults to 1 and must be within the buffer; end_line defaults to the end,
 --- may not be before start_line, and is clamped to the last line when it is past it.
 local args_mod = require("minime.tools.args")
@@ -30,7 +33,14 @@ return function(args, ctx)
     fail(scope_mod.NOT_OPEN)
   end
   local limits = text.limits(ctx)
-  local got = text.read(entry, first, last or math.huge, limits)
+  local got, problem = text.read(entry, first, last or math.huge, limits)
+  if not got then
+    fail(string.format("%s cannot be read: %s", entry.path, problem))
+  end
+  -- The read may have waited on the disk: the buffer may be gone since.
+  if not vim.api.nvim_buf_is_valid(entry.buf) then
+    fail(scope_mod.NOT_OPEN)
+  end
   local total = got.total
   if first > total then
     fail(string.format("start_line %d is past the end: %s has %d lines", first, entry.path, total))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import itertools
 import logging
 import os
 import signal
@@ -30,6 +31,10 @@ from .render import Renderer, clean, to_lua
 log = logging.getLogger("minime")
 
 LOG_LINES = 2000
+
+# A tool that answers later (a file read off Neovim's main loop, bounded at 10 s there) gets
+# this long before the call fails; only a bug in a tool would need it.
+TOOL_ANSWER_TIMEOUT = 60.0
 
 
 class RingLog(logging.Handler):
@@ -61,6 +66,9 @@ class Host:
         self._starting: dict[tuple[Any, ...], asyncio.Future[Client]] = {}
         self.selections: dict[str, Any] = {}
         self.tool_ctx: dict[str, dict[str, Any]] = {}
+        # Tool calls whose answer Lua sends later (notification "tool_result"), by call id.
+        self._tool_answers: dict[int, concurrent.futures.Future[Any]] = {}
+        self._tool_ids = itertools.count(1)
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.prompts = Prompts(
@@ -112,6 +120,11 @@ class Host:
         payload = payload if isinstance(payload, dict) else {}
         if op == "permission_answer":
             self.prompts.answer(payload)
+            return
+        if op == "tool_result":
+            waiting = self._tool_answers.get(payload.get("id"))  # type: ignore[arg-type]
+            if waiting is not None and not waiting.done():
+                waiting.set_result(payload.get("answer"))
             return
         if op == "log":
             self.show_log()
@@ -427,7 +440,7 @@ class Host:
         from .editor_tools import editor_tools
 
         async def call_lua(name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-            return await self.lua_call("return require('minime.tools').call(...)", name, args, ctx)
+            return await self.call_tool(name, args, ctx)
 
         def ctx_for(_session_id: str, cwd: str | None) -> dict[str, Any]:
             key = os.path.realpath(cwd) if cwd else ""
@@ -449,6 +462,23 @@ class Host:
             call_lua, ctx_for, enabled, user_tools=lambda: self.options.get("user_tools") or []
         )
         return source if discovery == "request" else source(None, None)
+
+    async def call_tool(self, name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
+        """Run a Lua tool: its answer, at once or (a tool that waits) from a later notification."""
+        call_id = next(self._tool_ids)
+        later: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._tool_answers[call_id] = later
+        try:
+            code = "return require('minime.tools').call(...)"
+            answer = await self.lua_call(code, name, args, ctx, call_id)
+            if isinstance(answer, dict) and answer.get("pending"):
+                try:
+                    answer = await asyncio.wait_for(asyncio.wrap_future(later), TOOL_ANSWER_TIMEOUT)
+                except TimeoutError:
+                    return {"ok": False, "error": f"{name} got no answer from the editor in time"}
+            return answer
+        finally:
+            del self._tool_answers[call_id]
 
     def _drop_client(self, client: Client) -> None:
         for key, known in list(self.clients.items()):
