@@ -195,3 +195,25 @@ def test_a_tool_call_waits_on_no_one(project: Path) -> None:
         lines = [x for x in ed.turn_lines() if x.startswith("client_open_buffers -> ")]
         assert len(lines) == 50
         assert all('"path":"main.py"' in x for x in lines)
+
+
+def test_a_refused_ask_leaves_the_running_turn_its_selection_and_tool_context(
+    project: Path,
+) -> None:
+    """The selection and tool context are the accepted ask's: a refused one changes neither."""
+    (project / "ten.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    (project / "notes.md").write_text("notes\n")
+    with open_editor(project, "request") as nvim:
+        nvim.command(f"cd {project}")
+        nvim.command("edit notes.md | edit ten.txt")
+        ed = Editor(nvim, project)
+        ed.lua("require('minime').ask(...)", "/slow 40\n/tool selection\n/tool open_buffers")
+        ed.wait_text("slow 1")
+        # Mid-turn the user narrows the deny list and asks about lines 2-3: refused.
+        ed.lua("require('minime.config').options.deny = { '*.md' }")
+        nvim.command("2,3MiniMeAsk x")
+        ed.wait_note("a turn is already running")
+        ed.wait_done(1)
+        got = [x.split(" -> ", 1)[1] for x in ed.turn_lines() if x.startswith("client_")]
+    assert json.loads(got[0])["mode"] == "none", got
+    assert [b["path"] for b in json.loads(got[1])["buffers"]] == ["notes.md", "ten.txt"], got

@@ -64,6 +64,8 @@ class Host:
         self.opening: dict[str, asyncio.Future[Session]] = {}
         self._cancelled_start: set[str] = set()
         self._starting: dict[tuple[Any, ...], asyncio.Future[Client]] = {}
+        # What the editor tools of a cwd see: set by the ask (or load) that starts its turn, and
+        # only then, so that an ask refused mid-turn changes nothing of the running one.
         self.selections: dict[str, Any] = {}
         self.tool_ctx: dict[str, dict[str, Any]] = {}
         # Tool calls whose answer Lua sends later (notification "tool_result"), by call id.
@@ -154,11 +156,11 @@ class Host:
     async def op_ask(self, payload: dict[str, Any]) -> None:
         cwd = os.path.realpath(payload["cwd"])
         prompt = payload.get("prompt") or ""
+        if self._refused_while_busy(cwd, payload, ":MiniMeCancel stops it"):
+            return
         # The selection in force for this ask (a range given to :MiniMeAsk), else none: the
         # selection tool then reads the last visual selection.
         self.selections[cwd] = payload.get("selection")
-        if self._refused_while_busy(cwd, payload, ":MiniMeCancel stops it"):
-            return
         session = self.sessions.get(cwd)
         self.render(cwd, {"kind": "begin", "prompt": clean(prompt), "cwd": cwd, "session_id": ""})
         if session is None or not session.client.alive:
@@ -201,14 +203,20 @@ class Host:
         )
 
     def _refused_while_busy(self, cwd: str, payload: dict[str, Any], advice: str) -> bool:
-        """Take the ask's tool context; refuse (and say so) while a turn runs in ``cwd``."""
-        if isinstance(payload.get("tool_ctx"), dict):
-            self.tool_ctx[cwd] = payload["tool_ctx"]
-        session = self.sessions.get(cwd)
-        if session is None or not session.busy:
+        """Refuse (and say so) while a turn runs in ``cwd``; else take the ask's tool context."""
+        if not self._busy(cwd):
+            self._take_tool_ctx(cwd, payload)
             return False
         self.notify_user(f"minime: a turn is already running in {cwd} — {advice}", "warn")
         return True
+
+    def _busy(self, cwd: str) -> bool:
+        session = self.sessions.get(cwd)
+        return session is not None and session.busy
+
+    def _take_tool_ctx(self, cwd: str, payload: dict[str, Any]) -> None:
+        if isinstance(payload.get("tool_ctx"), dict):
+            self.tool_ctx[cwd] = payload["tool_ctx"]
 
     async def op_cancel(self, payload: dict[str, Any]) -> None:
         cwd = os.path.realpath(payload.get("cwd") or os.getcwd())
@@ -239,8 +247,8 @@ class Host:
     async def op_sessions(self, payload: dict[str, Any]) -> None:
         """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
         cwd = os.path.realpath(payload["cwd"])
-        if isinstance(payload.get("tool_ctx"), dict):
-            self.tool_ctx[cwd] = payload["tool_ctx"]
+        if not self._busy(cwd):  # a running turn keeps the context it was asked with
+            self._take_tool_ctx(cwd, payload)
         client = await self._client_for(payload)
         name = _agent_name(client)
         caps = client.agent_capabilities
