@@ -45,7 +45,8 @@ class Editor:
         async def call_lua(name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
             return nvim.exec_lua(CALL, name, args, ctx)
 
-        source = editor_tools(call_lua, lambda _sid, _cwd: self.ctx)
+        specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")
+        source = editor_tools(call_lua, lambda _sid, _cwd: self.ctx, builtin_tools=specs)
         self.tools = {tool.name: tool for tool in source("session-1", self.cwd)}
 
     def text(self, name: str, **arguments: Any) -> str:
@@ -694,7 +695,7 @@ def test_call_never_throws(nvim: Any, project: Path) -> None:
     }
     assert lua(nvim, CALL, "open_buffers", None, None)["ok"] is False
     # A bug in a built-in tool: a short message for the model, the traceback kept for us.
-    lua(nvim, "package.loaded['minime.tools.quickfix'] = function() error('boom at /x/y') end")
+    lua(nvim, "package.loaded['minime.tools.quickfix'] = { handler = function() error('boom at /x/y') end }")
     broken = lua(nvim, CALL, "quickfix", {}, ctx)
     assert broken["ok"] is False
     assert broken["error"] == (
@@ -710,7 +711,7 @@ def test_json_text_written_in_lua_is_the_text_the_host_would_write(
     text, field for field (a big table costs far more to cross msgpack)."""
     from minime.nvim.editor_tools import _FIELD_ORDER
 
-    assert lua(nvim, "return require('minime.tools.json').FIELD_ORDER") == list(_FIELD_ORDER)
+    assert lua(nvim, "return require('minime.editor.json').FIELD_ORDER") == list(_FIELD_ORDER)
     odd = b'say "hi" \\ a/b \\/ \x01\x7f\ttab \xc3\xa9 \xff\x00 \\u007f\n'
     (project / "odd.txt").write_bytes(odd)
     nvim.command("edit a.lua | edit odd.txt | edit sub/b.txt")

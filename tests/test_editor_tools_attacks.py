@@ -115,7 +115,7 @@ def read_line(path: str) -> str:
 def test_every_default_deny_pattern_holds_by_every_name_and_from_inside(
     ed: Editor, home: Path
 ) -> None:
-    defaults = ed.lua("return require('minime.tools.scope').DEFAULT_DENY")
+    defaults = ed.lua("return require('minime.editor.scope').DEFAULT_DENY")
     assert sorted(DENIED) == sorted(defaults), "each default pattern has its row here"
     for rel in [*(p for paths in DENIED.values() for p in paths), *ALLOWED]:
         ed.nvim.command(f"badd {home / rel}")

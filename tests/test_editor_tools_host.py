@@ -1,24 +1,34 @@
 """The Python side of the editor tools: declarations, binding to sessions, encoding, errors.
 
-No Neovim here: ``call_lua`` is a stand-in recording what it was asked.
+``call_lua`` is a stand-in recording what it was asked; Neovim is started once, only for the
+built-in tools' declarations (they live in their Lua files).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from typing import Any
 
 import pytest
 from minime import tools as tools_mod
 from minime.model import ToolRequest
-from minime.nvim.editor_tools import (
-    BUILTIN,
-    METHOD_PREFIX,
-    ToolError,
-    editor_tools,
-    encode,
-)
+from minime.nvim.editor_tools import METHOD_PREFIX, ToolError, encode
+from minime.nvim.editor_tools import editor_tools as _editor_tools
+from nvim_harness import start
+
+
+@functools.cache
+def builtin_specs() -> list[dict[str, Any]]:
+    """The declarations of lua/minime/tools/*.lua, as the host gets them with setup."""
+    with start() as nvim:
+        return nvim.exec_lua("return require('minime.tools').builtin_specs()")
+
+
+def editor_tools(call_lua: Any, ctx_for: Any, **kw: Any) -> Any:
+    kw.setdefault("builtin_tools", builtin_specs())
+    return _editor_tools(call_lua, ctx_for, **kw)
 
 
 class FakeLua:
@@ -46,11 +56,11 @@ def by_name(tools: list[Any]) -> dict[str, Any]:
 def test_declarations() -> None:
     tools = editor_tools(FakeLua(), lambda s, c: {})("s1", "/p")
     assert [t.name for t in tools] == [
+        "diagnostics",
         "open_buffers",
+        "quickfix",
         "read_buffer",
         "selection",
-        "diagnostics",
-        "quickfix",
     ]
     assert tools_mod.validate(tools) == tools  # what mm would accept
     for tool in tools:
@@ -71,8 +81,10 @@ def test_declarations() -> None:
     assert severity["enum"] == ["error", "warn", "info", "hint"]
     assert tools["open_buffers"].input_schema["properties"] == {}
     described = tools_mod.descriptions(tools.values())
-    assert described[1]["method"] == "_minime.nvim/tools/read_buffer"
-    assert described[1]["inputSchema"]["required"] == ["path"]
+    assert described[3]["method"] == "_minime.nvim/tools/read_buffer"
+    assert described[3]["inputSchema"]["required"] == ["path"]
+    # The schema's fields in a fixed order (Lua tables have none): start_line before end_line.
+    assert list(described[3]["inputSchema"]["properties"]) == ["path", "start_line", "end_line"]
 
 
 def test_call_passes_arguments_and_ctx_and_encodes_compact_ordered_json() -> None:
@@ -183,5 +195,5 @@ def test_encode() -> None:
 
 
 def test_builtin_specs_are_plain_data() -> None:
-    names = [spec.name for spec in BUILTIN]
+    names = [spec["name"] for spec in builtin_specs()]
     assert len(names) == len(set(names))

@@ -34,7 +34,7 @@ M.defaults = {
   -- Built-in tools to disable: a list of names, or function(cwd) returning one.
   disabled_tools = {},
   -- Buffers the tools never expose (globs on the file name, the cwd-relative path and the
-  -- real absolute path; a lone * also matches nothing). nil: require("minime.tools.scope")
+  -- real absolute path; a lone * also matches nothing). nil: require("minime.editor.scope")
   -- .DEFAULT_DENY (.env, *.pem, *.key, id_rsa*, .ssh/, .git/config, histories, …).
   deny = nil,
   -- Bounds of one read_buffer result, and of one line in it.

@@ -17,12 +17,22 @@
 ---   :lua =require("minime.tools").last_error
 local M = {}
 
---- The built-in tools, each in its own file. Their names are reserved.
-M.BUILTIN = { "open_buffers", "read_buffer", "selection", "diagnostics", "quickfix" }
+--- The built-in tools: each file of this folder but this one, `<name>.lua` returning
+--- { description, input_schema, handler = function(args, ctx) }. Adding a tool is adding a
+--- file. Their names are reserved. Only this folder counts (not 'runtimepath').
+M.BUILTIN = {}
 
 local builtin = {}
-for _, name in ipairs(M.BUILTIN) do
-  builtin[name] = true
+do
+  local dir = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
+  for file, kind in vim.fs.dir(dir) do
+    local name = file:match("^(.+)%.lua$")
+    if name and name ~= "init" and kind == "file" then
+      M.BUILTIN[#M.BUILTIN + 1] = name
+      builtin[name] = true
+    end
+  end
+  table.sort(M.BUILTIN)
 end
 
 local user_tools = {} -- name -> { name, description, input_schema, handler }
@@ -72,7 +82,7 @@ local function settle(name, is_user, ctx, ok, result, traceback)
     return { ok = false, error = internal_error(name) }
   end
   if not is_user and ctx.json == true and type(result) == "table" then
-    local encoded, text = pcall(require("minime.tools.json").encode, result)
+    local encoded, text = pcall(require("minime.editor.json").encode, result)
     if encoded then
       result = text -- else the table, which the host encodes
     end
@@ -104,18 +114,18 @@ function M.call(name, args, ctx, reply)
   local fn, is_user
   if type(name) == "string" and builtin[name] then
     local loaded, mod = pcall(require, "minime.tools." .. name)
-    if not loaded then
+    if not loaded or type(mod) ~= "table" or type(mod.handler) ~= "function" then
       M.last_error = tostring(mod)
       return { ok = false, error = internal_error(name) }
     end
-    fn = mod
+    fn = mod.handler
   elseif type(name) == "string" and user_tools[name] then
     fn, is_user = user_tools[name].handler, true
   else
     return { ok = false, error = "unknown tool: " .. tostring(name) }
   end
   local answer, waiting = nil, false
-  require("minime.tools.async").run(function()
+  require("minime.editor.async").run(function()
     return fn(args or {}, ctx)
   end, function(ok, result, traceback)
     answer = settle(name, is_user, ctx, ok, result, traceback)
@@ -192,6 +202,22 @@ function M.register_user_tools(list)
     order[#order + 1] = tool.name
   end
   user_tools, user_order = tools, order
+end
+
+--- Declarations of the built-in tools for the host: { { name, description, input_schema } },
+--- input_schema as JSON text (json.lua's field order: a Lua table has none, the model reads one).
+function M.builtin_specs()
+  local json = require("minime.editor.json")
+  local specs = {}
+  for _, name in ipairs(M.BUILTIN) do
+    local tool = require("minime.tools." .. name)
+    specs[#specs + 1] = {
+      name = name,
+      description = tool.description,
+      input_schema = json.encode(tool.input_schema),
+    }
+  end
+  return specs
 end
 
 --- Declarations of the user tools for the host: { { name, description, input_schema } }.

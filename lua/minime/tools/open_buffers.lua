@@ -3,12 +3,12 @@
 --- `current`: the file the user works in (see scope.user_buffer); `visible`: shown in a window
 --- of the current tab page; `lines` of a listed buffer that is not loaded: its file's lines
 --- (counted off the main loop), null when that file must not be read (see text.lua).
-local scope_mod = require("minime.tools.scope")
-local text = require("minime.tools.text")
+local scope_mod = require("minime.editor.scope")
+local text = require("minime.editor.text")
 
 local getbufvar = vim.fn.getbufvar -- ~6 times cheaper than vim.bo[buf] per buffer
 
-return function(_, ctx)
+local function handler(_, ctx)
   local scope = scope_mod.new(ctx)
   local limits = text.limits(ctx)
   local buffers = {}
@@ -38,3 +38,16 @@ return function(_, ctx)
   end
   return { cwd = text.sanitize(scope.cwd), buffers = buffers }
 end
+
+return {
+  description = "List the files open in the user's editor. Call it first to see what the user is "
+    .. "working on. Returns JSON {cwd, buffers: [{path, filetype, lines, modified, "
+    .. "current, visible}]}: path is relative to the working directory, modified means "
+    .. "unsaved edits, current is the file the user is in.",
+  input_schema = {
+    type = "object",
+    properties = vim.empty_dict(),
+    additionalProperties = false,
+  },
+  handler = handler,
+}

@@ -13,13 +13,13 @@
 ---
 --- Range: start_line defaults to 1 and must be within the buffer; end_line defaults to the end,
 --- may not be before start_line, and is clamped to the last line when it is past it.
-local args_mod = require("minime.tools.args")
-local scope_mod = require("minime.tools.scope")
-local text = require("minime.tools.text")
+local args_mod = require("minime.editor.args")
+local scope_mod = require("minime.editor.scope")
+local text = require("minime.editor.text")
 
 local fail = args_mod.fail
 
-return function(args, ctx)
+local function handler(args, ctx)
   args = args_mod.table(args)
   local path = args_mod.string(args, "path", true)
   local first = args_mod.line(args, "start_line") or 1
@@ -67,3 +67,33 @@ return function(args, ctx)
     text = body,
   }
 end
+
+return {
+  description = "Read a file open in the editor, with the user's unsaved edits (read open files "
+    .. "with this, not from disk). Pass a path from client_open_buffers, and optionally "
+    .. "start_line/end_line (1-based, inclusive). Returns JSON {path, start_line, "
+    .. "end_line, total_lines, modified, text}. Long files come in parts: when the text "
+    .. "ends with a [cut: ...] line, call again with the start_line it gives.",
+  input_schema = {
+    type = "object",
+    properties = {
+      path = {
+        type = "string",
+        description = "Path of an open file, as client_open_buffers lists it.",
+      },
+      start_line = {
+        type = "integer",
+        minimum = 1,
+        description = "First line to read (1-based). Default: 1.",
+      },
+      end_line = {
+        type = "integer",
+        minimum = 1,
+        description = "Last line to read (inclusive). Default: the last line.",
+      },
+    },
+    required = { "path" },
+    additionalProperties = false,
+  },
+  handler = handler,
+}

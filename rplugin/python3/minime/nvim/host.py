@@ -461,15 +461,21 @@ class Host:
             disabled = set((self.tool_ctx.get(key) or {}).get("disabled") or ())
             if not disabled:
                 return None
-            from .editor_tools import BUILTIN_NAMES
-
-            extra = [t.get("name") for t in self.options.get("user_tools") or []]
-            return [name for name in [*BUILTIN_NAMES, *extra] if name not in disabled]
+            specs = [*self._tool_specs("builtin_tools"), *self._tool_specs("user_tools")]
+            return [spec.get("name") for spec in specs if spec.get("name") not in disabled]
 
         source = editor_tools(
-            call_lua, ctx_for, enabled, user_tools=lambda: self.options.get("user_tools") or []
+            call_lua,
+            ctx_for,
+            enabled,
+            user_tools=lambda: self._tool_specs("user_tools"),
+            builtin_tools=lambda: self._tool_specs("builtin_tools"),
         )
         return source if discovery == "request" else source(None, None)
+
+    def _tool_specs(self, key: str) -> list[dict[str, Any]]:
+        """The tool declarations Lua sent with setup (``builtin_tools``, ``user_tools``)."""
+        return [spec for spec in self.options.get(key) or [] if isinstance(spec, dict)]
 
     async def call_tool(self, name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
         """Run a Lua tool: its answer, at once or (a tool that waits) from a later notification."""

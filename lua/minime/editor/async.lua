@@ -19,7 +19,7 @@ end
 ---@param start fun(done: fun(...))
 function M.wait(start)
   if not M.can_wait() then
-    error("minime.tools.async.wait called outside a tool call", 2)
+    error("minime.editor.async.wait called outside a tool call", 2)
   end
   return coroutine.yield(start)
 end

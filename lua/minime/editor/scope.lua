@@ -2,12 +2,12 @@
 --- resolved) lies under the session's working directory and matches no deny pattern. Nothing
 --- else is listed, read or named by any tool, not even in an error message.
 ---
----   local scope = require("minime.tools.scope").new(ctx)   -- ctx.cwd, ctx.deny
+---   local scope = require("minime.editor.scope").new(ctx)   -- ctx.cwd, ctx.deny
 ---   scope:buffers()        -- in-scope entries { buf, path (relative, for the model), real }
 ---   scope:find(arg_path)   -- the entry a path given by the model designates, or nil
 ---   scope:file(name)       -- real, relative path of any file name when in scope, else nil
-local fail = require("minime.tools.args").fail
-local sanitize = require("minime.tools.text").sanitize
+local fail = require("minime.editor.args").fail
+local sanitize = require("minime.editor.text").sanitize
 
 local uv = vim.uv or vim.loop
 local getbufvar = vim.fn.getbufvar

@@ -6,7 +6,7 @@
 --- A file on disk is read off the main loop (libuv's thread pool, see async.lua), only when it
 --- is a regular file (a FIFO put in its place would block a read forever), at most
 --- max_file_bytes of it and within read_timeout_ms: anything else is an error message.
-local async = require("minime.tools.async")
+local async = require("minime.editor.async")
 
 local uv = vim.uv or vim.loop
 
