@@ -42,11 +42,12 @@ class Editor:
         self.ctx: dict[str, Any] = {}
         self.answers: list[str] = []  # every text the model would have read
 
-        async def call_lua(name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-            return nvim.exec_lua(CALL, name, args, ctx)
+        async def call_lua(name: str, args: dict[str, Any], cwd: str) -> Any:
+            # A ctx table in place of the cwd: the options and selection these tests set.
+            return nvim.exec_lua(CALL, name, args, {**self.ctx, "cwd": cwd})
 
         specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")
-        source = editor_tools(call_lua, lambda _sid, _cwd: self.ctx, builtin_tools=specs)
+        source = editor_tools(call_lua, builtin_tools=specs)
         self.tools = {tool.name: tool for tool in source("session-1", self.cwd)}
 
     def text(self, name: str, **arguments: Any) -> str:
@@ -695,7 +696,11 @@ def test_call_never_throws(nvim: Any, project: Path) -> None:
     }
     assert lua(nvim, CALL, "open_buffers", None, None)["ok"] is False
     # A bug in a built-in tool: a short message for the model, the traceback kept for us.
-    lua(nvim, "package.loaded['minime.tools.quickfix'] = { handler = function() error('boom at /x/y') end }")
+    lua(
+        nvim,
+        "package.loaded['minime.tools.quickfix'] ="
+        " { handler = function() error('boom at /x/y') end }",
+    )
     broken = lua(nvim, CALL, "quickfix", {}, ctx)
     assert broken["ok"] is False
     assert broken["error"] == (

@@ -26,19 +26,19 @@ def builtin_specs() -> list[dict[str, Any]]:
         return nvim.exec_lua("return require('minime.tools').builtin_specs()")
 
 
-def editor_tools(call_lua: Any, ctx_for: Any, **kw: Any) -> Any:
+def editor_tools(call_lua: Any, **kw: Any) -> Any:
     kw.setdefault("builtin_tools", builtin_specs())
-    return _editor_tools(call_lua, ctx_for, **kw)
+    return _editor_tools(call_lua, **kw)
 
 
 class FakeLua:
     def __init__(self, answer: Any = None, fail: Exception | None = None) -> None:
         self.answer = answer if answer is not None else {"ok": True, "value": {"x": 1}}
         self.fail = fail
-        self.calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        self.calls: list[tuple[str, dict[str, Any], str]] = []
 
-    async def __call__(self, name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-        self.calls.append((name, args, ctx))
+    async def __call__(self, name: str, args: dict[str, Any], cwd: str) -> Any:
+        self.calls.append((name, args, cwd))
         if self.fail:
             raise self.fail
         return self.answer
@@ -54,7 +54,7 @@ def by_name(tools: list[Any]) -> dict[str, Any]:
 
 
 def test_declarations() -> None:
-    tools = editor_tools(FakeLua(), lambda s, c: {})("s1", "/p")
+    tools = editor_tools(FakeLua())("s1", "/p")
     assert [t.name for t in tools] == [
         "diagnostics",
         "open_buffers",
@@ -87,7 +87,7 @@ def test_declarations() -> None:
     assert list(described[3]["inputSchema"]["properties"]) == ["path", "start_line", "end_line"]
 
 
-def test_call_passes_arguments_and_ctx_and_encodes_compact_ordered_json() -> None:
+def test_call_passes_arguments_and_cwd_and_encodes_compact_ordered_json() -> None:
     lua = FakeLua(
         {
             "ok": True,
@@ -101,46 +101,34 @@ def test_call_passes_arguments_and_ctx_and_encodes_compact_ordered_json() -> Non
             },
         }
     )
-    contexts: list[tuple[str, str | None]] = []
-
-    def ctx_for(session_id: str, cwd: str | None) -> dict[str, Any]:
-        contexts.append((session_id, cwd))
-        return {"deny": [], "max_lines": 5}
-
-    tool = by_name(editor_tools(lua, ctx_for)("s1", "/proj"))["read_buffer"]
+    tool = by_name(editor_tools(lua)("s1", "/proj"))["read_buffer"]
     text = run(tool, {"path": "a.py", "_meta": {"org.mini-me/sessionId": "s1"}})
     assert text == (
         '{"path":"a.py","start_line":1,"end_line":2,"total_lines":3,"modified":false,"text":"é\\n"}'
     )
-    assert lua.calls == [
-        ("read_buffer", {"path": "a.py"}, {"deny": [], "max_lines": 5, "cwd": "/proj"})
-    ]
-    assert contexts == [("s1", "/proj")]
+    # Lua builds the rest of the context (options, selection) from the cwd.
+    assert lua.calls == [("read_buffer", {"path": "a.py"}, "/proj")]
 
 
 def test_failures_become_tool_errors_with_short_messages() -> None:
-    tools = by_name(
-        editor_tools(FakeLua({"ok": False, "error": "bad \udcff"}), lambda s, c: {})("s", "/p")
-    )
+    tools = by_name(editor_tools(FakeLua({"ok": False, "error": "bad \udcff"}))("s", "/p"))
     with pytest.raises(ToolError) as info:
         run(tools["quickfix"])
     assert str(info.value) == "bad \ufffd"
 
     crashing = FakeLua(fail=RuntimeError("Lua: stack traceback: /home/u/x.lua:1"))
-    tools = by_name(editor_tools(crashing, lambda s, c: {})("s", "/p"))
+    tools = by_name(editor_tools(crashing)("s", "/p"))
     with pytest.raises(ToolError) as info:
         run(tools["quickfix"])
     assert str(info.value) == "the editor could not run quickfix"
 
-    tools = by_name(editor_tools(FakeLua([1, 2]), lambda s, c: {})("s", "/p"))
+    tools = by_name(editor_tools(FakeLua([1, 2]))("s", "/p"))
     with pytest.raises(ToolError, match="no answer"):
         run(tools["quickfix"])
 
 
 def test_the_library_reports_a_failure_as_is_error() -> None:
-    tool = by_name(
-        editor_tools(FakeLua({"ok": False, "error": "nope"}), lambda s, c: {})("s", "/p")
-    )["selection"]
+    tool = by_name(editor_tools(FakeLua({"ok": False, "error": "nope"}))("s", "/p"))["selection"]
     request = ToolRequest(session_id="s", arguments={})
     assert asyncio.run(tools_mod.run(tool, request)) == {
         "content": [{"type": "text", "text": "nope"}],
@@ -148,16 +136,13 @@ def test_the_library_reports_a_failure_as_is_error() -> None:
     }
 
 
-def test_meta_discovery_takes_the_cwd_from_each_request_or_the_ctx() -> None:
+def test_meta_discovery_takes_the_cwd_from_each_request() -> None:
     lua = FakeLua()
-    tools = by_name(editor_tools(lua, lambda s, c: {})(None, None))
+    tools = by_name(editor_tools(lua)(None, None))
     run(tools["open_buffers"], cwd="/from/request")
-    assert lua.calls[-1][2]["cwd"] == "/from/request"
+    assert lua.calls[-1][2] == "/from/request"
     with pytest.raises(ToolError, match="working directory is not known"):
         run(tools["open_buffers"])
-    tools = by_name(editor_tools(lua, lambda s, c: {"cwd": "/from/ctx"})(None, None))
-    run(tools["open_buffers"], cwd="/from/request")
-    assert lua.calls[-1][2]["cwd"] == "/from/ctx"
 
 
 def test_enabled_and_user_tools() -> None:
@@ -172,7 +157,7 @@ def test_enabled_and_user_tools() -> None:
         {"name": "read_buffer", "description": "shadow", "input_schema": None},
     ]
     lua = FakeLua({"ok": True, "value": {"z": 1, "a": [2]}})
-    source = editor_tools(lua, lambda s, c: {}, user_tools=lambda: lua_specs)
+    source = editor_tools(lua, user_tools=lambda: lua_specs)
     tools = by_name(source("s", "/p"))
     assert list(tools)[-2:] == ["todo", "bare"]
     assert tools["read_buffer"].description != "shadow"  # built-in names are reserved
@@ -182,7 +167,7 @@ def test_enabled_and_user_tools() -> None:
     assert run(tools["todo"]) == '{"z":1,"a":[2]}'  # a user tool's keys keep their order
     tools_mod.validate(tools.values())
 
-    only = editor_tools(lua, lambda s, c: {}, enabled=lambda s, c: {"selection", "todo"},
+    only = editor_tools(lua, enabled=lambda s, c: {"selection", "todo"},
                         user_tools=lua_specs)  # fmt: skip
     assert [t.name for t in only("s", "/p")] == ["selection", "todo"]
 

@@ -247,11 +247,11 @@ def run_now(coro: Any) -> Any:
 @FUZZ
 @given(st.sampled_from(BUILTIN_NAMES), EDITOR_ARGS)
 def test_editor_tools_answer_any_arguments_clearly(nvim: Any, name: str, args: Any) -> None:
-    async def call_lua(tool: str, arguments: dict[str, Any], ctx: dict[str, Any]) -> Any:
-        return nvim.exec_lua("return require('minime.tools').call(...)", tool, arguments, ctx)
+    async def call_lua(tool: str, arguments: dict[str, Any], cwd: str) -> Any:
+        return nvim.exec_lua("return require('minime.tools').call(...)", tool, arguments, cwd)
 
     specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")
-    source = editor_tools(call_lua, lambda s, c: {}, builtin_tools=specs)
+    source = editor_tools(call_lua, builtin_tools=specs)
     tools = {t.name: t for t in source("s1", nvim.cwd)}
     request = ToolRequest(session_id="s1", arguments=args, cwd=nvim.cwd, tool=name)
     answer = run_now(tools_mod.run(tools[name], request))

@@ -197,10 +197,9 @@ def test_a_tool_call_waits_on_no_one(project: Path) -> None:
         assert all('"path":"main.py"' in x for x in lines)
 
 
-def test_a_refused_ask_leaves_the_running_turn_its_selection_and_tool_context(
-    project: Path,
-) -> None:
-    """The selection and tool context are the accepted ask's: a refused one changes neither."""
+def test_a_refused_ask_leaves_the_running_turn_its_selection(project: Path) -> None:
+    """The selection is the accepted ask's (kept in Lua where it was made): a refused ask
+    changes nothing; the options are read at each call, so a deny added mid-turn holds at once."""
     (project / "ten.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     (project / "notes.md").write_text("notes\n")
     with open_editor(project, "request") as nvim:
@@ -209,11 +208,17 @@ def test_a_refused_ask_leaves_the_running_turn_its_selection_and_tool_context(
         ed = Editor(nvim, project)
         ed.lua("require('minime').ask(...)", "/slow 40\n/tool selection\n/tool open_buffers")
         ed.wait_text("slow 1")
-        # Mid-turn the user narrows the deny list and asks about lines 2-3: refused.
+        # Mid-turn the user denies *.md and asks about lines 2-3: that ask is refused.
         ed.lua("require('minime.config').options.deny = { '*.md' }")
         nvim.command("2,3MiniMeAsk x")
         ed.wait_note("a turn is already running")
         ed.wait_done(1)
         got = [x.split(" -> ", 1)[1] for x in ed.turn_lines() if x.startswith("client_")]
-    assert json.loads(got[0])["mode"] == "none", got
-    assert [b["path"] for b in json.loads(got[1])["buffers"]] == ["notes.md", "ten.txt"], got
+        assert json.loads(got[0])["mode"] == "none", got
+        assert [b["path"] for b in json.loads(got[1])["buffers"]] == ["ten.txt"], got
+        # An accepted ask with a range: its turn's selection tool answers that range.
+        nvim.command("4,5MiniMeAsk /tool selection")
+        ed.wait_done(2)
+        got = [x.split(" -> ", 1)[1] for x in ed.turn_lines() if x.startswith("client_")]
+    answer = json.loads(got[0])
+    assert (answer["mode"], answer["start"]["line"], answer["end"]["line"]) == ("line", 4, 5)

@@ -1,13 +1,16 @@
 --- Editor tools lent to the agent (the model sees `client_<name>`), run by the Python host with
 --- one exec_lua per call:
 ---
----   require("minime.tools").call(name, args, ctx, reply)
+---   require("minime.tools").call(name, args, cwd, reply)
 ---     -> { ok = true, value = <table or string> } | { ok = false, error = "<message>" }
 ---      | { ok = true, pending = true }: the answer comes later through `reply` (see M.call)
 ---
+--- The host passes the session's cwd; the tool's `ctx` is then built here from the options as
+--- they are (config.tool_ctx) and the running ask's selection (editor/asks.lua). Tests and
+--- benchmarks may pass a ctx table instead of the cwd:
 --- `ctx` = { cwd = string, deny = string[]|nil, max_lines = n|nil, max_bytes = n|nil,
----           max_line_bytes = n|nil, selection = table|nil, json = boolean|nil } (see scope.lua,
---- text.lua, selection.lua). Built-in tools return tables that the host encodes as compact
+---           max_line_bytes = n|nil, selection = table|nil, json = boolean|nil } (see
+--- editor/scope.lua, editor/text.lua, tools/selection.lua). Built-in tools return tables that the host encodes as compact
 --- JSON, or with `ctx.json = true` that JSON text itself (json.lua: the same text, much cheaper
 --- to hand over than a big table); a user tool returns a string (sent as is) or a table
 --- (encoded). `call` never throws: a tool's
@@ -96,12 +99,23 @@ local function settle(name, is_user, ctx, ok, result, traceback)
   return { ok = true, value = result }
 end
 
+-- The ctx of a call the host makes for `cwd`: the options as they are now, the cwd, and the
+-- selection of the ask the running turn was started with.
+local function ctx_for(cwd)
+  local ctx = require("minime.config").tool_ctx(cwd)
+  ctx.cwd = cwd
+  ctx.selection = require("minime.editor.asks").selection(cwd)
+  return ctx
+end
+
 --- Run tool `name`; never throws. A tool that waits (async.wait: a file read off the main
 --- loop) answers `{ ok = true, pending = true }` at once and its real answer later, through
 --- `reply`: a function(answer), or the id the host gave (notification "tool_result").
 ---@return { ok: boolean, value?: any, error?: string, pending?: boolean }
 function M.call(name, args, ctx, reply)
-  if type(ctx) ~= "table" then
+  if type(ctx) == "string" then
+    ctx = ctx_for(ctx)
+  elseif type(ctx) ~= "table" then
     ctx = {}
   end
   if args == vim.NIL then

@@ -3,9 +3,10 @@
 Each tool lives in Lua, one file each (``lua/minime/tools/<name>.lua``: its description for a
 small model, its input schema, its handler); the host hands their declarations in
 (``require('minime.tools').builtin_specs()`` and ``user_tool_specs()``) and provides
-``call_lua``, which runs ``require('minime.tools').call(name, args, ctx)`` in Neovim and returns
-the ``{ok, value | error}`` table. This module binds them to sessions, encodes the answers and
-turns failures into isError results; it imports neither pynvim nor any thread machinery.
+``call_lua``, which runs ``require('minime.tools').call(name, args, cwd)`` in Neovim (Lua
+reads its own options and the ask's selection) and returns the ``{ok, value | error}`` table.
+This module binds them to sessions, encodes the answers and turns failures into isError
+results; it imports neither pynvim nor any thread machinery.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ log = logging.getLogger(__name__)
 
 METHOD_PREFIX = "_minime.nvim/tools/"
 
-# call_lua(name, arguments, ctx) -> {"ok": True, "value": ...} or {"ok": False, "error": str}
-CallLua = Callable[[str, dict[str, Any], dict[str, Any]], Awaitable[Mapping[str, Any]]]
+# call_lua(name, arguments, cwd) -> {"ok": True, "value": ...} or {"ok": False, "error": str}
+CallLua = Callable[[str, dict[str, Any], str], Awaitable[Mapping[str, Any]]]
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -126,15 +127,14 @@ def _spec(entry: ToolSpec | Mapping[str, Any], builtin: bool = False) -> ToolSpe
 
 def editor_tools(
     call_lua: CallLua,
-    ctx_for: Callable[[str, str | None], Mapping[str, Any] | None],
     enabled: Callable[[str, str | None], Iterable[str] | None] | None = None,
     user_tools: Specs | Callable[[], Specs] = (),
     builtin_tools: Specs | Callable[[], Specs] = (),
 ) -> Callable[[str | None, str | None], list[Tool]]:
     """The tool source for the library: ``tools_for(session_id, cwd) -> list[minime.Tool]``.
 
-    ``ctx_for(session_id, cwd)`` gives the Lua ctx of a call (deny, limits, selection; ``cwd``
-    is filled in from the session when absent). ``enabled(session_id, cwd)`` names the tools to
+    ``call_lua`` gets each call's cwd: the request's, else the session's.
+    ``enabled(session_id, cwd)`` names the tools to
     offer (None: all). ``builtin_tools`` and ``user_tools`` are the declarations of the Lua
     tools (``require('minime.tools').builtin_specs()``, ``user_tool_specs()``) or functions
     returning them; a user tool named like a built-in is left out. Called with ``(None, None)``
@@ -150,20 +150,13 @@ def editor_tools(
         taken = {s.name for s in specs}
         specs += [s for s in map(_spec, extra) if s.name not in taken]
         return [
-            _bind(spec, call_lua, ctx_for, cwd)
-            for spec in specs
-            if wanted is None or spec.name in wanted
+            _bind(spec, call_lua, cwd) for spec in specs if wanted is None or spec.name in wanted
         ]
 
     return tools_for
 
 
-def _bind(
-    spec: ToolSpec,
-    call_lua: CallLua,
-    ctx_for: Callable[[str, str | None], Mapping[str, Any] | None],
-    session_cwd: str | None,
-) -> Tool:
+def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
     name = spec.name
 
     async def handle(request: Any) -> str:
@@ -171,13 +164,10 @@ def _bind(
         # Lone surrogates and integers beyond 64 bits are valid JSON but cannot cross msgpack.
         arguments = _wire_safe({k: v for k, v in arguments.items() if k != "_meta"})
         cwd = getattr(request, "cwd", None) or session_cwd
-        ctx = dict(ctx_for(request.session_id, cwd) or {})
-        if not ctx.get("cwd"):
-            if not cwd:
-                raise ToolError("the session's working directory is not known to the editor")
-            ctx["cwd"] = cwd
+        if not cwd:
+            raise ToolError("the session's working directory is not known to the editor")
         try:
-            answer = await call_lua(name, arguments, ctx)
+            answer = await call_lua(name, arguments, cwd)
         except Exception as exc:
             # The host's or Neovim's message may carry a Lua traceback: for the log, not the model.
             log.warning("editor tool %s: the call into Neovim failed", name, exc_info=True)

@@ -64,9 +64,8 @@ class Host:
         self.opening: dict[str, asyncio.Future[Session]] = {}
         self._cancelled_start: set[str] = set()
         self._starting: dict[tuple[Any, ...], asyncio.Future[Client]] = {}
-        # What the editor tools of a cwd see: set by the ask (or load) that starts its turn, and
-        # only then, so that an ask refused mid-turn changes nothing of the running one.
-        self.selections: dict[str, Any] = {}
+        # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
+        # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
         # Tool calls whose answer Lua sends later (notification "tool_result"), by call id.
         self._tool_answers: dict[int, concurrent.futures.Future[Any]] = {}
@@ -158,9 +157,9 @@ class Host:
         prompt = payload.get("prompt") or ""
         if self._refused_while_busy(cwd, payload, ":MiniMeCancel stops it"):
             return
-        # The selection in force for this ask (a range given to :MiniMeAsk), else none: the
-        # selection tool then reads the last visual selection.
-        self.selections[cwd] = payload.get("selection")
+        # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
+        if isinstance(payload.get("ask_id"), int):
+            self.lua("require('minime.editor.asks').accept(...)", cwd, payload["ask_id"])
         session = self.sessions.get(cwd)
         self.render(cwd, {"kind": "begin", "prompt": clean(prompt), "cwd": cwd, "session_id": ""})
         if session is None or not session.client.alive:
@@ -447,15 +446,6 @@ class Host:
         """The editor tools (request mode: per session, for its cwd; meta: one list)."""
         from .editor_tools import editor_tools
 
-        async def call_lua(name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-            return await self.call_tool(name, args, ctx)
-
-        def ctx_for(_session_id: str, cwd: str | None) -> dict[str, Any]:
-            key = os.path.realpath(cwd) if cwd else ""
-            ctx = dict(self.tool_ctx.get(key) or self.options.get("tool_ctx") or {})
-            ctx["selection"] = self.selections.get(key)
-            return ctx
-
         def enabled(_session_id: str, cwd: str | None) -> Any:
             key = os.path.realpath(cwd) if cwd else ""
             disabled = set((self.tool_ctx.get(key) or {}).get("disabled") or ())
@@ -465,8 +455,7 @@ class Host:
             return [spec.get("name") for spec in specs if spec.get("name") not in disabled]
 
         source = editor_tools(
-            call_lua,
-            ctx_for,
+            self.call_tool,
             enabled,
             user_tools=lambda: self._tool_specs("user_tools"),
             builtin_tools=lambda: self._tool_specs("builtin_tools"),
@@ -477,14 +466,15 @@ class Host:
         """The tool declarations Lua sent with setup (``builtin_tools``, ``user_tools``)."""
         return [spec for spec in self.options.get(key) or [] if isinstance(spec, dict)]
 
-    async def call_tool(self, name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-        """Run a Lua tool: its answer, at once or (a tool that waits) from a later notification."""
+    async def call_tool(self, name: str, args: dict[str, Any], cwd: str) -> Any:
+        """Run a Lua tool for the session in ``cwd`` (Lua builds its context: options,
+        selection): its answer, at once or (a tool that waits) from a later notification."""
         call_id = next(self._tool_ids)
         later: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._tool_answers[call_id] = later
         try:
             code = "return require('minime.tools').call(...)"
-            answer = await self.lua_call(code, name, args, ctx, call_id)
+            answer = await self.lua_call(code, name, args, os.path.realpath(cwd), call_id)
             if isinstance(answer, dict) and answer.get("pending"):
                 try:
                     answer = await asyncio.wait_for(asyncio.wrap_future(later), TOOL_ANSWER_TIMEOUT)
