@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import itertools
 import logging
 import os
 import signal
@@ -25,16 +24,13 @@ from ..model import PermissionRequest
 from ..session import Session
 from . import agentfile
 from .loop_thread import LoopThread
+from .lua_tools import LuaTools
 from .prompts import Prompts
 from .render import Renderer, clean, to_lua
 
 log = logging.getLogger("minime")
 
 LOG_LINES = 2000
-
-# A tool that answers later (a file read off Neovim's main loop, bounded at 10 s there) gets
-# this long before the call fails; only a bug in a tool would need it.
-TOOL_ANSWER_TIMEOUT = 60.0
 
 
 class RingLog(logging.Handler):
@@ -67,9 +63,7 @@ class Host:
         # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
         # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
-        # Tool calls whose answer Lua sends later (notification "tool_result"), by call id.
-        self._tool_answers: dict[int, concurrent.futures.Future[Any]] = {}
-        self._tool_ids = itertools.count(1)
+        self.tools = LuaTools(self.lua_call, lambda: self.options, self.tool_ctx)
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.prompts = Prompts(
@@ -123,9 +117,7 @@ class Host:
             self.prompts.answer(payload)
             return
         if op == "tool_result":
-            waiting = self._tool_answers.get(payload.get("id"))  # type: ignore[arg-type]
-            if waiting is not None and not waiting.done():
-                waiting.set_result(payload.get("answer"))
+            self.tools.answer(payload)
             return
         if op == "log":
             self.show_log()
@@ -420,7 +412,7 @@ class Host:
         discovery: str,
         mm: str | None,
     ) -> Client:
-        source = self._tool_source(discovery)
+        source = self.tools.source(discovery)
         client = await connect(
             config,
             mm=mm,
@@ -439,50 +431,6 @@ class Host:
         self.lua("require('minime').track_agent(...)", client.process.pid)
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
         return client
-
-    # -- editor tools -------------------------------------------------------------------
-
-    def _tool_source(self, discovery: str) -> Any:
-        """The editor tools (request mode: per session, for its cwd; meta: one list)."""
-        from .editor_tools import editor_tools
-
-        def enabled(_session_id: str, cwd: str | None) -> Any:
-            key = os.path.realpath(cwd) if cwd else ""
-            disabled = set((self.tool_ctx.get(key) or {}).get("disabled") or ())
-            if not disabled:
-                return None
-            specs = [*self._tool_specs("builtin_tools"), *self._tool_specs("user_tools")]
-            return [spec.get("name") for spec in specs if spec.get("name") not in disabled]
-
-        source = editor_tools(
-            self.call_tool,
-            enabled,
-            user_tools=lambda: self._tool_specs("user_tools"),
-            builtin_tools=lambda: self._tool_specs("builtin_tools"),
-        )
-        return source if discovery == "request" else source(None, None)
-
-    def _tool_specs(self, key: str) -> list[dict[str, Any]]:
-        """The tool declarations Lua sent with setup (``builtin_tools``, ``user_tools``)."""
-        return [spec for spec in self.options.get(key) or [] if isinstance(spec, dict)]
-
-    async def call_tool(self, name: str, args: dict[str, Any], cwd: str) -> Any:
-        """Run a Lua tool for the session in ``cwd`` (Lua builds its context: options,
-        selection): its answer, at once or (a tool that waits) from a later notification."""
-        call_id = next(self._tool_ids)
-        later: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._tool_answers[call_id] = later
-        try:
-            code = "return require('minime.tools').call(...)"
-            answer = await self.lua_call(code, name, args, os.path.realpath(cwd), call_id)
-            if isinstance(answer, dict) and answer.get("pending"):
-                try:
-                    answer = await asyncio.wait_for(asyncio.wrap_future(later), TOOL_ANSWER_TIMEOUT)
-                except TimeoutError:
-                    return {"ok": False, "error": f"{name} got no answer from the editor in time"}
-            return answer
-        finally:
-            del self._tool_answers[call_id]
 
     def _drop_client(self, client: Client) -> None:
         for key, known in list(self.clients.items()):
