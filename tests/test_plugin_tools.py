@@ -222,3 +222,19 @@ def test_a_refused_ask_leaves_the_running_turn_its_selection(project: Path) -> N
         got = [x.split(" -> ", 1)[1] for x in ed.turn_lines() if x.startswith("client_")]
     answer = json.loads(got[0])
     assert (answer["mode"], answer["start"]["line"], answer["end"]["line"]) == ("line", 4, 5)
+
+
+def test_a_user_tool_may_wait_without_holding_the_editor(project: Path) -> None:
+    """async.wait: the handler waits on a process; its answer reaches the model afterwards."""
+    tool = (
+        "tools = { { name = 'later', handler = function(args, ctx)"
+        " local out = require('minime.editor.async').wait(function(done)"
+        " vim.system({ 'sh', '-c', 'sleep 0.3; echo waited' }, {}, done) end)"
+        " return vim.trim(out.stdout) .. ' in ' .. vim.fs.basename(ctx.cwd) end } }"
+    )
+    with lua_editor(project, "request", tool) as ed:
+        ed.ask("/tool later")
+        while not ed.done():
+            assert ed.nvim.eval("1") == 1  # the editor answers while the tool waits
+        text = ed.turn_text()
+    assert model_read(text, "client_later") == "waited in project"
