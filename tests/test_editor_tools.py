@@ -18,7 +18,18 @@ from hypothesis import strategies as st
 from minime.model import ToolRequest
 from minime.nvim.editor_tools import ToolError, editor_tools
 
-CALL = "return require('minime.tools').call(...)"
+# The call as the host makes it; a tool that waits (a file not loaded is read off the main loop)
+# answers later, which vim.wait lets happen while this request waits.
+CALL = """
+local name, args, ctx = ...
+local later
+local answer = require('minime.tools').call(name, args, ctx, function(a) later = a end)
+if answer.pending then
+  vim.wait(20000, function() return later ~= nil end, 5)
+  answer = later or { ok = false, error = 'test: no answer in 20 s' }
+end
+return answer
+"""
 REPLACEMENT = "\ufffd"
 
 
@@ -31,10 +42,12 @@ class Editor:
         self.ctx: dict[str, Any] = {}
         self.answers: list[str] = []  # every text the model would have read
 
-        async def call_lua(name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-            return nvim.exec_lua(CALL, name, args, ctx)
+        async def call_lua(name: str, args: dict[str, Any], cwd: str) -> Any:
+            # A ctx table in place of the cwd: the options and selection these tests set.
+            return nvim.exec_lua(CALL, name, args, {**self.ctx, "cwd": cwd})
 
-        source = editor_tools(call_lua, lambda _sid, _cwd: self.ctx)
+        specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")
+        source = editor_tools(call_lua, builtin_tools=specs)
         self.tools = {tool.name: tool for tool in source("session-1", self.cwd)}
 
     def text(self, name: str, **arguments: Any) -> str:
@@ -683,7 +696,11 @@ def test_call_never_throws(nvim: Any, project: Path) -> None:
     }
     assert lua(nvim, CALL, "open_buffers", None, None)["ok"] is False
     # A bug in a built-in tool: a short message for the model, the traceback kept for us.
-    lua(nvim, "package.loaded['minime.tools.quickfix'] = function() error('boom at /x/y') end")
+    lua(
+        nvim,
+        "package.loaded['minime.tools.quickfix'] ="
+        " { handler = function() error('boom at /x/y') end }",
+    )
     broken = lua(nvim, CALL, "quickfix", {}, ctx)
     assert broken["ok"] is False
     assert broken["error"] == (
@@ -699,7 +716,7 @@ def test_json_text_written_in_lua_is_the_text_the_host_would_write(
     text, field for field (a big table costs far more to cross msgpack)."""
     from minime.nvim.editor_tools import _FIELD_ORDER
 
-    assert lua(nvim, "return require('minime.tools.json').FIELD_ORDER") == list(_FIELD_ORDER)
+    assert lua(nvim, "return require('minime.editor.json').FIELD_ORDER") == list(_FIELD_ORDER)
     odd = b'say "hi" \\ a/b \\/ \x01\x7f\ttab \xc3\xa9 \xff\x00 \\u007f\n'
     (project / "odd.txt").write_bytes(odd)
     nvim.command("edit a.lua | edit odd.txt | edit sub/b.txt")

@@ -1,34 +1,44 @@
 """The Python side of the editor tools: declarations, binding to sessions, encoding, errors.
 
-No Neovim here: ``call_lua`` is a stand-in recording what it was asked.
+``call_lua`` is a stand-in recording what it was asked; Neovim is started once, only for the
+built-in tools' declarations (they live in their Lua files).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from typing import Any
 
 import pytest
 from minime import tools as tools_mod
 from minime.model import ToolRequest
-from minime.nvim.editor_tools import (
-    BUILTIN,
-    METHOD_PREFIX,
-    ToolError,
-    editor_tools,
-    encode,
-)
+from minime.nvim.editor_tools import METHOD_PREFIX, ToolError, encode
+from minime.nvim.editor_tools import editor_tools as _editor_tools
+from nvim_harness import start
+
+
+@functools.cache
+def builtin_specs() -> list[dict[str, Any]]:
+    """The declarations of lua/minime/tools/*.lua, as the host gets them with setup."""
+    with start() as nvim:
+        return nvim.exec_lua("return require('minime.tools').builtin_specs()")
+
+
+def editor_tools(call_lua: Any, **kw: Any) -> Any:
+    kw.setdefault("builtin_tools", builtin_specs())
+    return _editor_tools(call_lua, **kw)
 
 
 class FakeLua:
     def __init__(self, answer: Any = None, fail: Exception | None = None) -> None:
         self.answer = answer if answer is not None else {"ok": True, "value": {"x": 1}}
         self.fail = fail
-        self.calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        self.calls: list[tuple[str, dict[str, Any], str]] = []
 
-    async def __call__(self, name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-        self.calls.append((name, args, ctx))
+    async def __call__(self, name: str, args: dict[str, Any], cwd: str) -> Any:
+        self.calls.append((name, args, cwd))
         if self.fail:
             raise self.fail
         return self.answer
@@ -44,13 +54,13 @@ def by_name(tools: list[Any]) -> dict[str, Any]:
 
 
 def test_declarations() -> None:
-    tools = editor_tools(FakeLua(), lambda s, c: {})("s1", "/p")
+    tools = editor_tools(FakeLua())("s1", "/p")
     assert [t.name for t in tools] == [
+        "diagnostics",
         "open_buffers",
+        "quickfix",
         "read_buffer",
         "selection",
-        "diagnostics",
-        "quickfix",
     ]
     assert tools_mod.validate(tools) == tools  # what mm would accept
     for tool in tools:
@@ -71,11 +81,13 @@ def test_declarations() -> None:
     assert severity["enum"] == ["error", "warn", "info", "hint"]
     assert tools["open_buffers"].input_schema["properties"] == {}
     described = tools_mod.descriptions(tools.values())
-    assert described[1]["method"] == "_minime.nvim/tools/read_buffer"
-    assert described[1]["inputSchema"]["required"] == ["path"]
+    assert described[3]["method"] == "_minime.nvim/tools/read_buffer"
+    assert described[3]["inputSchema"]["required"] == ["path"]
+    # The schema's fields in a fixed order (Lua tables have none): start_line before end_line.
+    assert list(described[3]["inputSchema"]["properties"]) == ["path", "start_line", "end_line"]
 
 
-def test_call_passes_arguments_and_ctx_and_encodes_compact_ordered_json() -> None:
+def test_call_passes_arguments_and_cwd_and_encodes_compact_ordered_json() -> None:
     lua = FakeLua(
         {
             "ok": True,
@@ -89,46 +101,34 @@ def test_call_passes_arguments_and_ctx_and_encodes_compact_ordered_json() -> Non
             },
         }
     )
-    contexts: list[tuple[str, str | None]] = []
-
-    def ctx_for(session_id: str, cwd: str | None) -> dict[str, Any]:
-        contexts.append((session_id, cwd))
-        return {"deny": [], "max_lines": 5}
-
-    tool = by_name(editor_tools(lua, ctx_for)("s1", "/proj"))["read_buffer"]
+    tool = by_name(editor_tools(lua)("s1", "/proj"))["read_buffer"]
     text = run(tool, {"path": "a.py", "_meta": {"org.mini-me/sessionId": "s1"}})
     assert text == (
         '{"path":"a.py","start_line":1,"end_line":2,"total_lines":3,"modified":false,"text":"é\\n"}'
     )
-    assert lua.calls == [
-        ("read_buffer", {"path": "a.py"}, {"deny": [], "max_lines": 5, "cwd": "/proj"})
-    ]
-    assert contexts == [("s1", "/proj")]
+    # Lua builds the rest of the context (options, selection) from the cwd.
+    assert lua.calls == [("read_buffer", {"path": "a.py"}, "/proj")]
 
 
 def test_failures_become_tool_errors_with_short_messages() -> None:
-    tools = by_name(
-        editor_tools(FakeLua({"ok": False, "error": "bad \udcff"}), lambda s, c: {})("s", "/p")
-    )
+    tools = by_name(editor_tools(FakeLua({"ok": False, "error": "bad \udcff"}))("s", "/p"))
     with pytest.raises(ToolError) as info:
         run(tools["quickfix"])
     assert str(info.value) == "bad \ufffd"
 
     crashing = FakeLua(fail=RuntimeError("Lua: stack traceback: /home/u/x.lua:1"))
-    tools = by_name(editor_tools(crashing, lambda s, c: {})("s", "/p"))
+    tools = by_name(editor_tools(crashing)("s", "/p"))
     with pytest.raises(ToolError) as info:
         run(tools["quickfix"])
     assert str(info.value) == "the editor could not run quickfix"
 
-    tools = by_name(editor_tools(FakeLua([1, 2]), lambda s, c: {})("s", "/p"))
+    tools = by_name(editor_tools(FakeLua([1, 2]))("s", "/p"))
     with pytest.raises(ToolError, match="no answer"):
         run(tools["quickfix"])
 
 
 def test_the_library_reports_a_failure_as_is_error() -> None:
-    tool = by_name(
-        editor_tools(FakeLua({"ok": False, "error": "nope"}), lambda s, c: {})("s", "/p")
-    )["selection"]
+    tool = by_name(editor_tools(FakeLua({"ok": False, "error": "nope"}))("s", "/p"))["selection"]
     request = ToolRequest(session_id="s", arguments={})
     assert asyncio.run(tools_mod.run(tool, request)) == {
         "content": [{"type": "text", "text": "nope"}],
@@ -136,16 +136,13 @@ def test_the_library_reports_a_failure_as_is_error() -> None:
     }
 
 
-def test_meta_discovery_takes_the_cwd_from_each_request_or_the_ctx() -> None:
+def test_meta_discovery_takes_the_cwd_from_each_request() -> None:
     lua = FakeLua()
-    tools = by_name(editor_tools(lua, lambda s, c: {})(None, None))
+    tools = by_name(editor_tools(lua)(None, None))
     run(tools["open_buffers"], cwd="/from/request")
-    assert lua.calls[-1][2]["cwd"] == "/from/request"
+    assert lua.calls[-1][2] == "/from/request"
     with pytest.raises(ToolError, match="working directory is not known"):
         run(tools["open_buffers"])
-    tools = by_name(editor_tools(lua, lambda s, c: {"cwd": "/from/ctx"})(None, None))
-    run(tools["open_buffers"], cwd="/from/request")
-    assert lua.calls[-1][2]["cwd"] == "/from/ctx"
 
 
 def test_enabled_and_user_tools() -> None:
@@ -160,7 +157,7 @@ def test_enabled_and_user_tools() -> None:
         {"name": "read_buffer", "description": "shadow", "input_schema": None},
     ]
     lua = FakeLua({"ok": True, "value": {"z": 1, "a": [2]}})
-    source = editor_tools(lua, lambda s, c: {}, user_tools=lambda: lua_specs)
+    source = editor_tools(lua, user_tools=lambda: lua_specs)
     tools = by_name(source("s", "/p"))
     assert list(tools)[-2:] == ["todo", "bare"]
     assert tools["read_buffer"].description != "shadow"  # built-in names are reserved
@@ -170,7 +167,7 @@ def test_enabled_and_user_tools() -> None:
     assert run(tools["todo"]) == '{"z":1,"a":[2]}'  # a user tool's keys keep their order
     tools_mod.validate(tools.values())
 
-    only = editor_tools(lua, lambda s, c: {}, enabled=lambda s, c: {"selection", "todo"},
+    only = editor_tools(lua, enabled=lambda s, c: {"selection", "todo"},
                         user_tools=lua_specs)  # fmt: skip
     assert [t.name for t in only("s", "/p")] == ["selection", "todo"]
 
@@ -183,5 +180,5 @@ def test_encode() -> None:
 
 
 def test_builtin_specs_are_plain_data() -> None:
-    names = [spec.name for spec in BUILTIN]
+    names = [spec["name"] for spec in builtin_specs()]
     assert len(names) == len(set(names))

@@ -28,10 +28,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from minime import tools as tools_mod
 from minime.model import ToolRequest
-from minime.nvim.editor_tools import BUILTIN_NAMES, editor_tools
+from minime.nvim.editor_tools import editor_tools
 from minime.nvim.render import to_lua
 from minime.updates import to_event
-from nvim_harness import start
+from nvim_harness import REPO, start
+
+# The built-in tools: one Lua file each.
+BUILTIN_NAMES = sorted(
+    p.stem for p in (REPO / "lua" / "minime" / "tools").glob("*.lua") if p.stem != "init"
+)
 
 # Text with what agents and models really send: newlines, CRs, NULs, markdown, emoji, and
 # lone surrogates (a JSON escape such as "\ud800" decodes to one).
@@ -240,12 +245,14 @@ def run_now(coro: Any) -> Any:
 
 
 @FUZZ
-@given(st.sampled_from(sorted(BUILTIN_NAMES)), EDITOR_ARGS)
+@given(st.sampled_from(BUILTIN_NAMES), EDITOR_ARGS)
 def test_editor_tools_answer_any_arguments_clearly(nvim: Any, name: str, args: Any) -> None:
-    async def call_lua(tool: str, arguments: dict[str, Any], ctx: dict[str, Any]) -> Any:
-        return nvim.exec_lua("return require('minime.tools').call(...)", tool, arguments, ctx)
+    async def call_lua(tool: str, arguments: dict[str, Any], cwd: str) -> Any:
+        return nvim.exec_lua("return require('minime.tools').call(...)", tool, arguments, cwd)
 
-    tools = {t.name: t for t in editor_tools(call_lua, lambda s, c: {})("s1", nvim.cwd)}
+    specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")
+    source = editor_tools(call_lua, builtin_tools=specs)
+    tools = {t.name: t for t in source("s1", nvim.cwd)}
     request = ToolRequest(session_id="s1", arguments=args, cwd=nvim.cwd, tool=name)
     answer = run_now(tools_mod.run(tools[name], request))
     text = answer["content"][0]["text"]

@@ -195,3 +195,46 @@ def test_a_tool_call_waits_on_no_one(project: Path) -> None:
         lines = [x for x in ed.turn_lines() if x.startswith("client_open_buffers -> ")]
         assert len(lines) == 50
         assert all('"path":"main.py"' in x for x in lines)
+
+
+def test_a_refused_ask_leaves_the_running_turn_its_selection(project: Path) -> None:
+    """The selection is the accepted ask's (kept in Lua where it was made): a refused ask
+    changes nothing; the options are read at each call, so a deny added mid-turn holds at once."""
+    (project / "ten.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    (project / "notes.md").write_text("notes\n")
+    with open_editor(project, "request") as nvim:
+        nvim.command(f"cd {project}")
+        nvim.command("edit notes.md | edit ten.txt")
+        ed = Editor(nvim, project)
+        ed.lua("require('minime').ask(...)", "/slow 40\n/tool selection\n/tool open_buffers")
+        ed.wait_text("slow 1")
+        # Mid-turn the user denies *.md and asks about lines 2-3: that ask is refused.
+        ed.lua("require('minime.config').options.deny = { '*.md' }")
+        nvim.command("2,3MiniMeAsk x")
+        ed.wait_note("a turn is already running")
+        ed.wait_done(1)
+        got = [x.split(" -> ", 1)[1] for x in ed.turn_lines() if x.startswith("client_")]
+        assert json.loads(got[0])["mode"] == "none", got
+        assert [b["path"] for b in json.loads(got[1])["buffers"]] == ["ten.txt"], got
+        # An accepted ask with a range: its turn's selection tool answers that range.
+        nvim.command("4,5MiniMeAsk /tool selection")
+        ed.wait_done(2)
+        got = [x.split(" -> ", 1)[1] for x in ed.turn_lines() if x.startswith("client_")]
+    answer = json.loads(got[0])
+    assert (answer["mode"], answer["start"]["line"], answer["end"]["line"]) == ("line", 4, 5)
+
+
+def test_a_user_tool_may_wait_without_holding_the_editor(project: Path) -> None:
+    """async.wait: the handler waits on a process; its answer reaches the model afterwards."""
+    tool = (
+        "tools = { { name = 'later', handler = function(args, ctx)"
+        " local out = require('minime.editor.async').wait(function(done)"
+        " vim.system({ 'sh', '-c', 'sleep 0.3; echo waited' }, {}, done) end)"
+        " return vim.trim(out.stdout) .. ' in ' .. vim.fs.basename(ctx.cwd) end } }"
+    )
+    with lua_editor(project, "request", tool) as ed:
+        ed.ask("/tool later")
+        while not ed.done():
+            assert ed.nvim.eval("1") == 1  # the editor answers while the tool waits
+        text = ed.turn_text()
+    assert model_read(text, "client_later") == "waited in project"

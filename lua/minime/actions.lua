@@ -101,7 +101,8 @@ function M.ask(text, range)
     local context, selection = with_context(text, range, cwd)
     payload.prompt = text
     payload.context = context
-    payload.selection = selection
+    -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
+    payload.ask_id = require("minime.editor.asks").new(selection)
     if payload.demo then
       vim.notify("minime: no mm found — using the offline demo agent", vim.log.levels.INFO)
     end

@@ -33,8 +33,9 @@ M.defaults = {
   tools = {},
   -- Built-in tools to disable: a list of names, or function(cwd) returning one.
   disabled_tools = {},
-  -- Buffers the tools never expose (globs on the file name and the cwd-relative path).
-  -- nil: require("minime.tools.scope").DEFAULT_DENY (.env, *.pem, *.key, id_rsa*, …).
+  -- Buffers the tools never expose (globs on the file name, the cwd-relative path and the
+  -- real absolute path; a lone * also matches nothing). nil: require("minime.editor.scope")
+  -- .DEFAULT_DENY (.env, *.pem, *.key, id_rsa*, .ssh/, .git/config, histories, …).
   deny = nil,
   -- Bounds of one read_buffer result, and of one line in it.
   max_lines = 2000,

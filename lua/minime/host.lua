@@ -101,6 +101,7 @@ function M.send_setup()
   end)
   local tools = ok and specs or {}
   M.notify("setup", {
+    builtin_tools = require("minime.tools").builtin_specs(),
     permission_rules = o.permission_rules,
     permission_timeout = o.permission and o.permission.timeout or vim.NIL,
     user_tools = tools,

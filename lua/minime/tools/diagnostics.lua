@@ -8,9 +8,9 @@
 --- bounded by ctx.max_lines entries and about ctx.max_bytes bytes, keeping the most severe first
 --- (the answer is then ordered by path and position). The list is silent about a cut: the fields
 --- are fixed, and the tool description tells the model to narrow with path or severity.
-local args_mod = require("minime.tools.args")
-local scope_mod = require("minime.tools.scope")
-local text = require("minime.tools.text")
+local args_mod = require("minime.editor.args")
+local scope_mod = require("minime.editor.scope")
+local text = require("minime.editor.text")
 
 local NAMES = { "error", "warn", "info", "hint" } -- index = vim.diagnostic.severity value
 local LEVEL = { error = 1, warn = 2, info = 3, hint = 4 }
@@ -26,7 +26,7 @@ local function one_based(v, fallback)
   return (type(v) == "number" and v + 1) or fallback
 end
 
-return function(args, ctx)
+local function handler(args, ctx)
   args = args_mod.table(args)
   local path = args_mod.string(args, "path")
   local severity = args_mod.enum(args, "severity", NAMES)
@@ -106,3 +106,26 @@ return function(args, ctx)
   end
   return { diagnostics = diagnostics }
 end
+
+return {
+  description = "Get the errors and warnings that language servers and linters report in the open "
+    .. "files. Returns JSON {diagnostics: [{path, line, col, end_line, end_col, "
+    .. "severity, source, code, message}]}, positions 1-based. Long lists are cut, most "
+    .. "severe kept; narrow with path or severity.",
+  input_schema = {
+    type = "object",
+    properties = {
+      path = {
+        type = "string",
+        description = "Only this open file (a path from client_open_buffers).",
+      },
+      severity = {
+        type = "string",
+        enum = { "error", "warn", "info", "hint" },
+        description = "Only this level.",
+      },
+    },
+    additionalProperties = false,
+  },
+  handler = handler,
+}

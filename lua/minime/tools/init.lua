@@ -1,12 +1,16 @@
 --- Editor tools lent to the agent (the model sees `client_<name>`), run by the Python host with
 --- one exec_lua per call:
 ---
----   require("minime.tools").call(name, args, ctx)
+---   require("minime.tools").call(name, args, cwd, reply)
 ---     -> { ok = true, value = <table or string> } | { ok = false, error = "<message>" }
+---      | { ok = true, pending = true }: the answer comes later through `reply` (see M.call)
 ---
+--- The host passes the session's cwd; the tool's `ctx` is then built here from the options as
+--- they are (config.tool_ctx) and the running ask's selection (editor/asks.lua). Tests and
+--- benchmarks may pass a ctx table instead of the cwd:
 --- `ctx` = { cwd = string, deny = string[]|nil, max_lines = n|nil, max_bytes = n|nil,
----           max_line_bytes = n|nil, selection = table|nil, json = boolean|nil } (see scope.lua,
---- text.lua, selection.lua). Built-in tools return tables that the host encodes as compact
+---           max_line_bytes = n|nil, selection = table|nil, json = boolean|nil } (see
+--- editor/scope.lua, editor/text.lua, tools/selection.lua). Built-in tools return tables that the host encodes as compact
 --- JSON, or with `ctx.json = true` that JSON text itself (json.lua: the same text, much cheaper
 --- to hand over than a big table); a user tool returns a string (sent as is) or a table
 --- (encoded). `call` never throws: a tool's
@@ -16,12 +20,22 @@
 ---   :lua =require("minime.tools").last_error
 local M = {}
 
---- The built-in tools, each in its own file. Their names are reserved.
-M.BUILTIN = { "open_buffers", "read_buffer", "selection", "diagnostics", "quickfix" }
+--- The built-in tools: each file of this folder but this one, `<name>.lua` returning
+--- { description, input_schema, handler = function(args, ctx) }. Adding a tool is adding a
+--- file. Their names are reserved. Only this folder counts (not 'runtimepath').
+M.BUILTIN = {}
 
 local builtin = {}
-for _, name in ipairs(M.BUILTIN) do
-  builtin[name] = true
+do
+  local dir = vim.fs.dirname(debug.getinfo(1, "S").source:sub(2))
+  for file, kind in vim.fs.dir(dir) do
+    local name = file:match("^(.+)%.lua$")
+    if name and name ~= "init" and kind == "file" then
+      M.BUILTIN[#M.BUILTIN + 1] = name
+      builtin[name] = true
+    end
+  end
+  table.sort(M.BUILTIN)
 end
 
 local user_tools = {} -- name -> { name, description, input_schema, handler }
@@ -46,10 +60,62 @@ local function message_of(err)
   return nil
 end
 
---- Run tool `name`; never throws.
----@return { ok: boolean, value?: any, error?: string }
-function M.call(name, args, ctx)
-  if type(ctx) ~= "table" then
+-- Delivers a later answer: to a Lua function, or to the host as the notification
+-- "tool_result" { id, answer } (the host sent `reply` = that id).
+local function deliver(reply, answer)
+  if type(reply) == "function" then
+    reply(answer)
+  elseif type(reply) == "number" then
+    require("minime.host").notify("tool_result", { id = reply, answer = answer })
+  end
+end
+
+-- The answer of a tool that ended: `ok`, with its value or its error (see M.call).
+local function settle(name, is_user, ctx, ok, result, traceback)
+  if not ok then
+    local message = message_of(result)
+    if message then
+      return { ok = false, error = message }
+    end
+    M.last_error = traceback or tostring(result)
+    if is_user and type(result) == "string" then
+      -- A user's own error("...") is meant for the model; drop the "file.lua:12: " prefix.
+      return { ok = false, error = (result:gsub("^[^\n]-:%d+: ", "")) }
+    end
+    return { ok = false, error = internal_error(name) }
+  end
+  if not is_user and ctx.json == true and type(result) == "table" then
+    local encoded, text = pcall(require("minime.editor.json").encode, result)
+    if encoded then
+      result = text -- else the table, which the host encodes
+    end
+  elseif is_user then
+    if result == nil or result == vim.NIL then
+      result = ""
+    elseif type(result) ~= "table" and type(result) ~= "string" then
+      result = tostring(result)
+    end
+  end
+  return { ok = true, value = result }
+end
+
+-- The ctx of a call the host makes for `cwd`: the options as they are now, the cwd, and the
+-- selection of the ask the running turn was started with.
+local function ctx_for(cwd)
+  local ctx = require("minime.config").tool_ctx(cwd)
+  ctx.cwd = cwd
+  ctx.selection = require("minime.editor.asks").selection(cwd)
+  return ctx
+end
+
+--- Run tool `name`; never throws. A tool that waits (async.wait: a file read off the main
+--- loop) answers `{ ok = true, pending = true }` at once and its real answer later, through
+--- `reply`: a function(answer), or the id the host gave (notification "tool_result").
+---@return { ok: boolean, value?: any, error?: string, pending?: boolean }
+function M.call(name, args, ctx, reply)
+  if type(ctx) == "string" then
+    ctx = ctx_for(ctx)
+  elseif type(ctx) ~= "table" then
     ctx = {}
   end
   if args == vim.NIL then
@@ -62,49 +128,33 @@ function M.call(name, args, ctx)
   local fn, is_user
   if type(name) == "string" and builtin[name] then
     local loaded, mod = pcall(require, "minime.tools." .. name)
-    if not loaded then
+    if not loaded or type(mod) ~= "table" or type(mod.handler) ~= "function" then
       M.last_error = tostring(mod)
       return { ok = false, error = internal_error(name) }
     end
-    fn = mod
+    fn = mod.handler
   elseif type(name) == "string" and user_tools[name] then
     fn, is_user = user_tools[name].handler, true
   else
     return { ok = false, error = "unknown tool: " .. tostring(name) }
   end
-  local ok, result = xpcall(function()
+  local answer, waiting = nil, false
+  require("minime.editor.async").run(function()
     return fn(args or {}, ctx)
-  end, function(err)
-    if message_of(err) then
-      return err
+  end, function(ok, result, traceback)
+    answer = settle(name, is_user, ctx, ok, result, traceback)
+    if waiting then
+      deliver(reply, answer)
     end
-    M.last_error = debug.traceback(tostring(err), 2)
-    return err
   end)
-  if not ok then
-    local message = message_of(result)
-    if message then
-      return { ok = false, error = message }
-    end
-    if is_user and type(result) == "string" then
-      -- A user's own error("...") is meant for the model; drop the "file.lua:12: " prefix.
-      return { ok = false, error = (result:gsub("^[^\n]-:%d+: ", "")) }
-    end
-    return { ok = false, error = internal_error(name) }
+  if answer then
+    return answer
   end
-  if not is_user and ctx.json == true and type(result) == "table" then
-    local encoded, text = pcall(require("minime.tools.json").encode, result)
-    if encoded then
-      result = text -- else the table, which the host encodes
-    end
-  elseif is_user then
-    if result == nil or result == vim.NIL then
-      result = ""
-    elseif type(result) ~= "table" and type(result) ~= "string" then
-      result = tostring(result)
-    end
+  waiting = true
+  if reply == nil then
+    return { ok = false, error = internal_error(name) .. " (no one to answer later)" }
   end
-  return { ok = true, value = result }
+  return { ok = true, pending = true }
 end
 
 local function fix_schema(schema)
@@ -166,6 +216,22 @@ function M.register_user_tools(list)
     order[#order + 1] = tool.name
   end
   user_tools, user_order = tools, order
+end
+
+--- Declarations of the built-in tools for the host: { { name, description, input_schema } },
+--- input_schema as JSON text (json.lua's field order: a Lua table has none, the model reads one).
+function M.builtin_specs()
+  local json = require("minime.editor.json")
+  local specs = {}
+  for _, name in ipairs(M.BUILTIN) do
+    local tool = require("minime.tools." .. name)
+    specs[#specs + 1] = {
+      name = name,
+      description = tool.description,
+      input_schema = json.encode(tool.input_schema),
+    }
+  end
+  return specs
 end
 
 --- Declarations of the user tools for the host: { { name, description, input_schema } }.

@@ -7,8 +7,8 @@
 --- scope or denied becomes "[outside]". line and col are null when the item has none (0); type
 --- is "error", "warn", "info", "note", "hint" or null. Each text is cut to ctx.max_line_bytes;
 --- the list is bounded like diagnostics', and a cut says so at the end of the title.
-local scope_mod = require("minime.tools.scope")
-local text = require("minime.tools.text")
+local scope_mod = require("minime.editor.scope")
+local text = require("minime.editor.text")
 
 local TYPES = { E = "error", W = "warn", I = "info", N = "note", H = "hint" }
 
@@ -32,7 +32,7 @@ local function positive(v)
   return (type(v) == "number" and v > 0) and v or vim.NIL
 end
 
-return function(_, ctx)
+local function handler(_, ctx)
   local scope = scope_mod.new(ctx)
   local limits = text.limits(ctx)
   local qf = vim.fn.getqflist({ title = 1, items = 1 })
@@ -61,3 +61,15 @@ return function(_, ctx)
   end
   return { title = title, items = items }
 end
+
+return {
+  description = "Get the editor's quickfix list: compiler errors, search hits or test failures "
+    .. "the user collected. Returns JSON {title, items: [{path, line, col, type, "
+    .. "text}]}.",
+  input_schema = {
+    type = "object",
+    properties = vim.empty_dict(),
+    additionalProperties = false,
+  },
+  handler = handler,
+}

@@ -8,15 +8,18 @@
 --- with one extra line, "[cut: ...]", saying which start_line to ask for next. The fields stay
 --- exactly the six above; the note sits in the text because that is what a small model reads.
 ---
+--- A buffer not loaded is read from its file off the main loop; a file that is no regular file,
+--- too large or too slow to read is an error naming the reason (see text.lua).
+---
 --- Range: start_line defaults to 1 and must be within the buffer; end_line defaults to the end,
 --- may not be before start_line, and is clamped to the last line when it is past it.
-local args_mod = require("minime.tools.args")
-local scope_mod = require("minime.tools.scope")
-local text = require("minime.tools.text")
+local args_mod = require("minime.editor.args")
+local scope_mod = require("minime.editor.scope")
+local text = require("minime.editor.text")
 
 local fail = args_mod.fail
 
-return function(args, ctx)
+local function handler(args, ctx)
   args = args_mod.table(args)
   local path = args_mod.string(args, "path", true)
   local first = args_mod.line(args, "start_line") or 1
@@ -30,7 +33,14 @@ return function(args, ctx)
     fail(scope_mod.NOT_OPEN)
   end
   local limits = text.limits(ctx)
-  local got = text.read(entry, first, last or math.huge, limits)
+  local got, problem = text.read(entry, first, last or math.huge, limits)
+  if not got then
+    fail(string.format("%s cannot be read: %s", entry.path, problem))
+  end
+  -- The read may have waited on the disk: the buffer may be gone since.
+  if not vim.api.nvim_buf_is_valid(entry.buf) then
+    fail(scope_mod.NOT_OPEN)
+  end
   local total = got.total
   if first > total then
     fail(string.format("start_line %d is past the end: %s has %d lines", first, entry.path, total))
@@ -57,3 +67,33 @@ return function(args, ctx)
     text = body,
   }
 end
+
+return {
+  description = "Read a file open in the editor, with the user's unsaved edits (read open files "
+    .. "with this, not from disk). Pass a path from client_open_buffers, and optionally "
+    .. "start_line/end_line (1-based, inclusive). Returns JSON {path, start_line, "
+    .. "end_line, total_lines, modified, text}. Long files come in parts: when the text "
+    .. "ends with a [cut: ...] line, call again with the start_line it gives.",
+  input_schema = {
+    type = "object",
+    properties = {
+      path = {
+        type = "string",
+        description = "Path of an open file, as client_open_buffers lists it.",
+      },
+      start_line = {
+        type = "integer",
+        minimum = 1,
+        description = "First line to read (1-based). Default: 1.",
+      },
+      end_line = {
+        type = "integer",
+        minimum = 1,
+        description = "Last line to read (inclusive). Default: the last line.",
+      },
+    },
+    required = { "path" },
+    additionalProperties = false,
+  },
+  handler = handler,
+}

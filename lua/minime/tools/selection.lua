@@ -13,8 +13,8 @@
 --- Columns are 1-based byte columns, end inclusive; a linewise selection spans col 1 to the last
 --- byte of its end line. Text beyond the limits is cut like read_buffer's, with a final
 --- "[cut: ...]" line; start/end still give the whole selection.
-local scope_mod = require("minime.tools.scope")
-local text = require("minime.tools.text")
+local scope_mod = require("minime.editor.scope")
+local text = require("minime.editor.text")
 
 local MODES = {
   v = "char",
@@ -77,7 +77,7 @@ local function from_editor()
   }
 end
 
-return function(_, ctx)
+local function handler(_, ctx)
   local scope = scope_mod.new(ctx)
   local sel
   if type(ctx.selection) == "table" then
@@ -161,3 +161,16 @@ return function(_, ctx)
     text = body,
   }
 end
+
+return {
+  description = "Get the text the user selected in the editor: call it when the user says 'this', "
+    .. "'the selection' or 'the selected code'. Returns JSON {path, start: {line, col}, "
+    .. "end: {line, col}, mode, text}; mode is \"char\", \"line\" or \"block\", or \"none\" "
+    .. "(path null) when nothing is selected.",
+  input_schema = {
+    type = "object",
+    properties = vim.empty_dict(),
+    additionalProperties = false,
+  },
+  handler = handler,
+}

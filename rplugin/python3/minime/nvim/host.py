@@ -24,6 +24,7 @@ from ..session import Session
 from . import agentfile
 from .agent_env import agent_env
 from .loop_thread import LoopThread
+from .lua_tools import LuaTools
 from .prompts import Prompts
 from .render import Renderer, clean, to_lua
 
@@ -60,8 +61,10 @@ class Host:
         self.opening: dict[str, asyncio.Future[Session]] = {}
         self._cancelled_start: set[str] = set()
         self._starting: dict[tuple[Any, ...], asyncio.Future[Client]] = {}
-        self.selections: dict[str, Any] = {}
+        # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
+        # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
+        self.tools = LuaTools(self.lua_call, lambda: self.options, self.tool_ctx)
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.prompts = Prompts(
@@ -114,6 +117,9 @@ class Host:
         if op == "permission_answer":
             self.prompts.answer(payload)
             return
+        if op == "tool_result":
+            self.tools.answer(payload)
+            return
         if op == "log":
             self.show_log()
             return
@@ -142,11 +148,11 @@ class Host:
     async def op_ask(self, payload: dict[str, Any]) -> None:
         cwd = os.path.realpath(payload["cwd"])
         prompt = payload.get("prompt") or ""
-        # The selection in force for this ask (a range given to :MiniMeAsk), else none: the
-        # selection tool then reads the last visual selection.
-        self.selections[cwd] = payload.get("selection")
         if self._refused_while_busy(cwd, payload, ":MiniMeCancel stops it"):
             return
+        # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
+        if isinstance(payload.get("ask_id"), int):
+            self.lua("require('minime.editor.asks').accept(...)", cwd, payload["ask_id"])
         session = self.sessions.get(cwd)
         self.render(cwd, {"kind": "begin", "prompt": clean(prompt), "cwd": cwd, "session_id": ""})
         if session is None or not session.client.alive:
@@ -189,14 +195,20 @@ class Host:
         )
 
     def _refused_while_busy(self, cwd: str, payload: dict[str, Any], advice: str) -> bool:
-        """Take the ask's tool context; refuse (and say so) while a turn runs in ``cwd``."""
-        if isinstance(payload.get("tool_ctx"), dict):
-            self.tool_ctx[cwd] = payload["tool_ctx"]
-        session = self.sessions.get(cwd)
-        if session is None or not session.busy:
+        """Refuse (and say so) while a turn runs in ``cwd``; else take the ask's tool context."""
+        if not self._busy(cwd):
+            self._take_tool_ctx(cwd, payload)
             return False
         self.notify_user(f"minime: a turn is already running in {cwd} — {advice}", "warn")
         return True
+
+    def _busy(self, cwd: str) -> bool:
+        session = self.sessions.get(cwd)
+        return session is not None and session.busy
+
+    def _take_tool_ctx(self, cwd: str, payload: dict[str, Any]) -> None:
+        if isinstance(payload.get("tool_ctx"), dict):
+            self.tool_ctx[cwd] = payload["tool_ctx"]
 
     async def op_cancel(self, payload: dict[str, Any]) -> None:
         cwd = os.path.realpath(payload.get("cwd") or os.getcwd())
@@ -227,8 +239,8 @@ class Host:
     async def op_sessions(self, payload: dict[str, Any]) -> None:
         """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
         cwd = os.path.realpath(payload["cwd"])
-        if isinstance(payload.get("tool_ctx"), dict):
-            self.tool_ctx[cwd] = payload["tool_ctx"]
+        if not self._busy(cwd):  # a running turn keeps the context it was asked with
+            self._take_tool_ctx(cwd, payload)
         client = await self._client_for(payload)
         name = _agent_name(client)
         caps = client.agent_capabilities
@@ -401,7 +413,7 @@ class Host:
         discovery: str,
         mm: str | None,
     ) -> Client:
-        source = self._tool_source(discovery)
+        source = self.tools.source(discovery)
         client = await connect(
             config,
             mm=mm,
@@ -420,36 +432,6 @@ class Host:
         self.lua("require('minime').track_agent(...)", client.process.pid)
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
         return client
-
-    # -- editor tools -------------------------------------------------------------------
-
-    def _tool_source(self, discovery: str) -> Any:
-        """The editor tools (request mode: per session, for its cwd; meta: one list)."""
-        from .editor_tools import editor_tools
-
-        async def call_lua(name: str, args: dict[str, Any], ctx: dict[str, Any]) -> Any:
-            return await self.lua_call("return require('minime.tools').call(...)", name, args, ctx)
-
-        def ctx_for(_session_id: str, cwd: str | None) -> dict[str, Any]:
-            key = os.path.realpath(cwd) if cwd else ""
-            ctx = dict(self.tool_ctx.get(key) or self.options.get("tool_ctx") or {})
-            ctx["selection"] = self.selections.get(key)
-            return ctx
-
-        def enabled(_session_id: str, cwd: str | None) -> Any:
-            key = os.path.realpath(cwd) if cwd else ""
-            disabled = set((self.tool_ctx.get(key) or {}).get("disabled") or ())
-            if not disabled:
-                return None
-            from .editor_tools import BUILTIN_NAMES
-
-            extra = [t.get("name") for t in self.options.get("user_tools") or []]
-            return [name for name in [*BUILTIN_NAMES, *extra] if name not in disabled]
-
-        source = editor_tools(
-            call_lua, ctx_for, enabled, user_tools=lambda: self.options.get("user_tools") or []
-        )
-        return source if discovery == "request" else source(None, None)
 
     def _drop_client(self, client: Client) -> None:
         for key, known in list(self.clients.items()):

@@ -2,21 +2,23 @@
 --- resolved) lies under the session's working directory and matches no deny pattern. Nothing
 --- else is listed, read or named by any tool, not even in an error message.
 ---
----   local scope = require("minime.tools.scope").new(ctx)   -- ctx.cwd, ctx.deny
+---   local scope = require("minime.editor.scope").new(ctx)   -- ctx.cwd, ctx.deny
 ---   scope:buffers()        -- in-scope entries { buf, path (relative, for the model), real }
 ---   scope:find(arg_path)   -- the entry a path given by the model designates, or nil
 ---   scope:file(name)       -- real, relative path of any file name when in scope, else nil
-local fail = require("minime.tools.args").fail
-local sanitize = require("minime.tools.text").sanitize
+local fail = require("minime.editor.args").fail
+local sanitize = require("minime.editor.text").sanitize
 
 local uv = vim.uv or vim.loop
 local getbufvar = vim.fn.getbufvar
 
 local M = {}
 
---- Glob patterns of files never shown, matched (case-insensitively) against the basename and
---- the path relative to the working directory. `ctx.deny` replaces this list; to extend it, a
---- user config can pass `vim.list_extend(vim.deepcopy(DEFAULT_DENY), { ... })`.
+--- Glob patterns of files never shown, matched (case-insensitively) against the basename, the
+--- path relative to the working directory and the real absolute path (so `**/.ssh/**` also
+--- holds when the cwd is inside ~/.ssh). A lone `*` also matches nothing (`id_rsa*` denies
+--- `id_rsa`). `ctx.deny` replaces this list; to extend it, a user config can pass
+--- `vim.list_extend(vim.deepcopy(DEFAULT_DENY), { ... })`.
 M.DEFAULT_DENY = {
   ".env",
   ".env.*",
@@ -29,6 +31,9 @@ M.DEFAULT_DENY = {
   "*.jks",
   "*.keystore",
   "*.kdbx",
+  "*.ppk",
+  "*.asc",
+  "secring.*",
   "id_rsa*",
   "id_dsa*",
   "id_ecdsa*",
@@ -38,17 +43,26 @@ M.DEFAULT_DENY = {
   ".npmrc",
   ".pypirc",
   ".git-credentials",
+  ".htpasswd",
+  ".vault-token",
   "credentials",
   "credentials.json",
+  "secrets.y*ml",
   "*.secret",
   "*.tfvars",
   "*.tfstate",
-  -- Whole directories of credentials, when the cwd is (or contains) a home directory.
+  -- Shell and REPL histories (commands typed with tokens in them).
+  ".*history",
+  ".histfile",
+  -- Remote URLs with tokens in them.
+  "**/.git/config",
+  -- Whole directories of credentials, when the cwd is (or contains, or is inside) a home.
   "**/.ssh/**",
   "**/.gnupg/**",
   "**/.aws/**",
   "**/.docker/config.json",
   "**/.kube/config",
+  "**/.config/gh/hosts.y*ml",
 }
 
 --- The message for any path the model names that is not an in-scope buffer: the same whether
@@ -115,6 +129,43 @@ end
 local compiled = {}
 local MEMO_MAX = 20000
 
+-- vim.glob's `*` needs at least one character (Neovim 0.11): "id_rsa*" misses "id_rsa". Each
+-- lone `*` outside brackets is therefore also tried as nothing (2^n variants, n capped at 4).
+local function variants(pattern)
+  local stars, depth = {}, 0
+  for i = 1, #pattern do
+    local ch = pattern:sub(i, i)
+    if ch == "[" then
+      depth = depth + 1
+    elseif ch == "]" and depth > 0 then
+      depth = depth - 1
+    elseif
+      ch == "*"
+      and depth == 0
+      and pattern:sub(i - 1, i - 1) ~= "*"
+      and pattern:sub(i + 1, i + 1) ~= "*"
+    then
+      stars[#stars + 1] = i
+    end
+  end
+  local out = { pattern }
+  if #stars > 4 then
+    return out
+  end
+  for mask = 1, 2 ^ #stars - 1 do
+    local pieces, from = {}, 1
+    for k, at in ipairs(stars) do
+      if math.floor(mask / 2 ^ (k - 1)) % 2 == 1 then
+        pieces[#pieces + 1] = pattern:sub(from, at - 1)
+        from = at + 1
+      end
+    end
+    pieces[#pieces + 1] = pattern:sub(from)
+    out[#out + 1] = table.concat(pieces)
+  end
+  return out
+end
+
 local function compile(patterns)
   local key = table.concat(patterns, "\0")
   local c = compiled[key]
@@ -124,12 +175,14 @@ local function compile(patterns)
   c = { literal = {}, memo = {}, memo_n = 0 }
   for _, pattern in ipairs(patterns) do
     if type(pattern) == "string" and pattern ~= "" then
-      local ok, lp = pcall(vim.glob.to_lpeg, pattern:lower())
-      if ok then
-        c.lpeg = c.lpeg and (c.lpeg + lp) or lp
-      else
-        -- A pattern that does not compile still denies what it spells literally (fail closed).
-        c.literal[pattern:lower()] = true
+      for _, variant in ipairs(variants(pattern:lower())) do
+        local ok, lp = pcall(vim.glob.to_lpeg, variant)
+        if ok then
+          c.lpeg = c.lpeg and (c.lpeg + lp) or lp
+        else
+          -- A pattern that does not compile still denies what it spells literally (fail closed).
+          c.literal[variant] = true
+        end
       end
     end
   end
@@ -256,28 +309,57 @@ function Scope:file(name)
     base, shown = basename(real), basename(name)
   end
   -- Both the resolved names and the name the buffer shows: a symlink `.env -> conf/vars` is as
-  -- secret as its target.
+  -- secret as its target. The absolute paths too: `**/.ssh/**` with the cwd inside ~/.ssh.
   local c = self.denylist
   if
     denied_name(c, base)
     or (rel ~= base and denied_name(c, rel))
     or (shown ~= base and denied_name(c, shown))
+    or denied_name(c, real)
+    or (name ~= real and denied_name(c, name))
   then
     return nil
   end
   return real, rel
 end
 
---- Whether `text` (a path as a user typed it: relative to cwd, absolute or `~/...`) names a
---- place in scope. Used to keep outside paths out of free text we relay (quickfix titles).
+-- `text` with $VAR and ${VAR} replaced by the environment's values, as a shell would; nil when
+-- one is unset or the spelling is one we do not follow (`${VAR:-x}`, `$(cmd)`, `~user`): such
+-- a word may name any place.
+local function expand(text)
+  if text:find("%$[^%w_{]") or text:find("%${[^}]*[^%w_}]") or text:match("^~[^/]") then
+    return nil
+  end
+  local unknown = false
+  local out = text:gsub("%${?([%a_][%w_]*)}?", function(name)
+    local value = vim.env[name]
+    if type(value) ~= "string" or value == "" then
+      unknown = true
+      return ""
+    end
+    return value
+  end)
+  if unknown or out:find("%$") then
+    return nil
+  end
+  if out == "~" or out:sub(1, 2) == "~/" then
+    out = (uv.os_homedir() or "/") .. out:sub(2)
+  end
+  return out
+end
+
+--- Whether `text` (a path as a user typed it: relative to cwd, absolute, `~/...`, `$HOME/...`,
+--- `${VAR}/...`) names a place in scope. Used to keep outside paths out of free text we relay
+--- (quickfix titles).
 function Scope:names_inside(text)
   if text:find("%z") then
     return false
   end
-  local path = text
-  if path:sub(1, 1) == "~" then
-    path = (uv.os_homedir() or "") .. path:sub(2)
-  elseif path:sub(1, 1) ~= "/" then
+  local path = expand(text)
+  if not path then
+    return false
+  end
+  if path:sub(1, 1) ~= "/" then
     path = join(self.root, { path })
   end
   local real = M.realpath(path)
@@ -285,7 +367,7 @@ function Scope:names_inside(text)
   if not rel then
     return false
   end
-  return not denied(self.deny, { vim.fs.basename(real), rel, vim.fs.basename(text) })
+  return not denied(self.deny, { vim.fs.basename(real), rel, real, vim.fs.basename(text) })
 end
 
 --- The in-scope entry of buffer `buf`, or nil: a normal (buftype ""), listed buffer with a

@@ -2,12 +2,22 @@
 --- or bytes than the limits; read from a loaded buffer (live text) or, for a listed buffer that
 --- is not loaded (e.g. restored by a session), from its file on disk without loading it (loading
 --- would run the user's autocommands, attach LSP clients, create swap files).
+---
+--- A file on disk is read off the main loop (libuv's thread pool, see async.lua), only when it
+--- is a regular file (a FIFO put in its place would block a read forever), at most
+--- max_file_bytes of it and within read_timeout_ms: anything else is an error message.
+local async = require("minime.editor.async")
+
+local uv = vim.uv or vim.loop
+
 local M = {}
 
 M.DEFAULTS = {
   max_lines = 2000, -- lines in one answer
   max_bytes = 100000, -- bytes of text in one answer
   max_line_bytes = 2000, -- bytes of one line; the rest is replaced by a note
+  max_file_bytes = 64 * 1024 * 1024, -- bytes of a file not loaded that we read at all
+  read_timeout_ms = 10000, -- time to read such a file
 }
 
 --- U+FFFD, the replacement for NUL bytes and for bytes that are not UTF-8.
@@ -126,17 +136,126 @@ function M.collector(limits)
   return c
 end
 
-local CHUNK = 65536
+local CHUNK = 262144
+
+-- O_NONBLOCK: opening a FIFO for reading must not wait for a writer (fstat then refuses it).
+local OPEN_FLAGS = bit.bor(uv.constants.O_RDONLY, uv.constants.O_NONBLOCK or 0)
+
+local TIMED_OUT = {}
+
+-- fs_wait: runs the libuv request `op(..., callback)` and waits for it off the main loop (at most until
+-- `deadline`, uv.hrtime), or runs it synchronously outside a tool call. -> err|nil, value
+local function fs_wait(deadline, op, ...)
+  local args = { n = select("#", ...), ... }
+  if not async.can_wait() then
+    local value, err = op(unpack(args, 1, args.n))
+    return value == nil and (err or "failed") or nil, value
+  end
+  local late = false
+  return async.wait(function(done)
+    local timer = uv.new_timer()
+    timer:start(math.max(0, math.floor((deadline - uv.hrtime()) / 1e6)), 0, function()
+      late = true
+      timer:close()
+      done(TIMED_OUT)
+    end)
+    args[args.n + 1] = function(err, value)
+      if late then
+        if op == uv.fs_open and value then
+          uv.fs_close(value) -- opened after we gave up: release it
+        end
+        return
+      end
+      timer:stop()
+      timer:close()
+      done(err, value)
+    end
+    op(unpack(args, 1, args.n + 1))
+  end)
+end
+
+local function timed_out_message(limits)
+  return string.format("timed out reading it from disk (%d ms)", limits.read_timeout_ms)
+end
+
+local Reader = {}
+Reader.__index = Reader
+
+--- The file at `path` opened for M.read_file: nil (no error) when it cannot be opened (a new
+--- file), nil and a message when it must not be read.
+---@return table|nil reader, string|nil error
+function M.open(path, limits)
+  local deadline = uv.hrtime() + limits.read_timeout_ms * 1e6
+  local err, fd = fs_wait(deadline, uv.fs_open, path, OPEN_FLAGS, 0)
+  if err == TIMED_OUT then
+    return nil, timed_out_message(limits)
+  elseif err or not fd then
+    return nil
+  end
+  local reader = setmetatable({ fd = fd, pos = 0, deadline = deadline, limits = limits }, Reader)
+  local serr, stat = fs_wait(deadline, uv.fs_fstat, fd)
+  local problem = serr == TIMED_OUT and timed_out_message(limits)
+    or serr and "cannot read it from disk"
+    or stat.type ~= "file" and string.format("not a regular file (a %s) on disk", stat.type)
+    or stat.size > limits.max_file_bytes and M.too_large(limits)
+  if problem then
+    reader:close()
+    return nil, problem
+  end
+  return reader
+end
+
+function M.too_large(limits)
+  return string.format(
+    "not loaded in the editor and too large to read beyond %d bytes",
+    limits.max_file_bytes
+  )
+end
+
+--- The next `n` bytes; nil at the end; nil and a message when the read fails or goes past
+--- the limits (the file may grow while it is read).
+function Reader:read(n)
+  if self.pos >= self.limits.max_file_bytes then
+    return nil, M.too_large(self.limits)
+  end
+  local err, data = fs_wait(self.deadline, uv.fs_read, self.fd, n, self.pos)
+  if err then
+    return nil, err == TIMED_OUT and timed_out_message(self.limits) or "cannot read it from disk"
+  end
+  if not data or data == "" then
+    return nil
+  end
+  self.pos = self.pos + #data
+  return data
+end
+
+--- As file:seek: no argument gives the position, ("set", n) moves to n.
+function Reader:seek(whence, offset)
+  if whence == "set" then
+    self.pos = offset or 0
+  end
+  return self.pos
+end
+
+function Reader:close()
+  if self.fd then
+    uv.fs_close(self.fd, function() end)
+    self.fd = nil
+  end
+end
 
 -- Neovim's 'fileformats' "unix,dos": dos when every line ends in CR LF, unix as soon as one
 -- LF has no CR before it. Only asked when the first line ends in CR LF; leaves the file
--- position where it was.
+-- position where it was. -> dos, err
 local function all_crlf(f)
   local here = f:seek()
   f:seek("set", 0)
   local prev, dos = nil, true
   while true do
-    local chunk = f:read(CHUNK)
+    local chunk, err = f:read(CHUNK)
+    if err then
+      return false, err
+    end
     if not chunk then
       break
     end
@@ -152,17 +271,22 @@ end
 
 --- Walks the file at `path` as Neovim would split it into lines, handing lines first..last to
 --- `add(raw, full)` (raw is at most a line cap's worth of bytes; stop by returning false) and
---- counting all lines. A file that cannot be read counts as one empty line (an empty buffer).
----@return integer total_lines
-function M.read_file(path, first, last, add, cap)
-  local f = io.open(path, "rb")
+--- counting all lines. A file that cannot be opened counts as one empty line (an empty buffer);
+--- one that must not be read (see M.open) gives nil and the reason.
+---@return integer|nil total_lines, string|nil error
+function M.read_file(path, first, last, add, limits)
+  limits = limits or M.DEFAULTS
+  local f, problem = M.open(path, limits)
   if not f then
+    if problem then
+      return nil, problem
+    end
     if first <= 1 and last >= 1 then
       add("", 0)
     end
     return 1
   end
-  local keep_max = (cap or M.DEFAULTS.max_line_bytes) + 3
+  local keep_max = limits.max_line_bytes + 3
   local lnum = 1
   local parts, kept, len, lastbyte = {}, 0, 0, nil
   local dos -- fileformat "dos" (see all_crlf): a CR before each LF is not part of the line
@@ -183,7 +307,11 @@ function M.read_file(path, first, last, add, cap)
   end
 
   while true do
-    local chunk = f:read(CHUNK)
+    local chunk, err = f:read(CHUNK)
+    if err then
+      f:close()
+      return nil, err
+    end
     if not chunk then
       break
     end
@@ -227,7 +355,15 @@ function M.read_file(path, first, last, add, cap)
           break
         end
         if dos == nil then
-          dos = len > 0 and lastbyte == "\r" and all_crlf(f)
+          local err
+          dos = len > 0 and lastbyte == "\r"
+          if dos then
+            dos, err = all_crlf(f)
+            if err then
+              f:close()
+              return nil, err
+            end
+          end
         end
         if lnum >= first then
           finish(true)
@@ -250,8 +386,10 @@ end
 -- restored by a session) would otherwise cost every open_buffers call a full read.
 local counts = {}
 
---- Number of lines of an in-scope buffer entry ({buf, real}).
-function M.line_count(entry)
+--- Number of lines of an in-scope buffer entry ({buf, real}); nil and the reason when its file
+--- (not loaded) must not be read.
+---@return integer|nil total, string|nil error
+function M.line_count(entry, limits)
   if vim.api.nvim_buf_is_loaded(entry.buf) then
     return vim.api.nvim_buf_line_count(entry.buf)
   end
@@ -261,15 +399,16 @@ function M.line_count(entry)
   if stamp and known and known.stamp == stamp then
     return known.total
   end
-  local total = M.read_file(entry.real, 1, 0, function() end)
-  counts[entry.real] = stamp and { stamp = stamp, total = total } or nil
-  return total
+  local total, err = M.read_file(entry.real, 1, 0, function() end, limits)
+  counts[entry.real] = (stamp and total) and { stamp = stamp, total = total } or nil
+  return total, err
 end
 
 local BATCH = 64
 
---- Lines first..last (clamped to the end) of an in-scope buffer entry, within the limits.
----@return { lines: string[], total: integer }
+--- Lines first..last (clamped to the end) of an in-scope buffer entry, within the limits; nil
+--- and the reason when its file (not loaded) must not be read.
+---@return { lines: string[], total: integer }|nil, string|nil
 function M.read(entry, first, last, limits)
   local c = M.collector(limits)
   local total
@@ -287,7 +426,11 @@ function M.read(entry, first, last, limits)
       from = to + 1
     end
   else
-    total = M.read_file(entry.real, first, last, c.add, limits.max_line_bytes)
+    local err
+    total, err = M.read_file(entry.real, first, last, c.add, limits)
+    if not total then
+      return nil, err
+    end
   end
   return { lines = c.lines, total = total }
 end
