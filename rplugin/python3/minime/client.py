@@ -215,9 +215,15 @@ class Client:
         """After a broken connection, wait briefly for the exit status to tell the real story."""
         if self.process is not None and self.process.returncode is None:
             await self.process.wait(2.0)
-        if self.process is not None and self.process.returncode is not None and not self._closing:
-            self.death = self.death or Error(
-                f"{self.label} exited: {self.process.exit_text()}{self._stderr_hint()}"
+        if (
+            self.process is not None
+            and self.process.returncode is not None
+            and not self._closing
+            and self.death is None
+        ):
+            # The same death _watch_exit would declare: every session's prompts end with it.
+            self._die(
+                Error(f"{self.label} exited: {self.process.exit_text()}{self._stderr_hint()}")
             )
         return self.failure(exc)
 
