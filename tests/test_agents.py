@@ -148,16 +148,31 @@ def test_an_unknown_agent_name_is_a_clear_error_listing_the_agents(tmp_path: Pat
     assert "live check" not in text
 
 
-def test_a_broken_definition_names_its_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("return 42\n", "it returns number, not a table"),
+        ("return {\n", "unexpected symbol near '<eof>'"),
+        ("error('boom', 0)\n", "boom"),
+        (
+            "return { cmd = function(ctx) return ctx.nope.x end }\n",
+            "attempt to index field 'nope' (a nil value)",
+        ),
+    ],
+)
+def test_a_broken_definition_is_said_plainly(tmp_path: Path, body: str, why: str) -> None:
     plugin = tmp_path / "p"
     (plugin / "lua/minime/agents").mkdir(parents=True)
-    (plugin / "lua/minime/agents/broken.lua").write_text("return 42\n")
+    path = plugin / "lua/minime/agents/broken.lua"
+    path.write_text(body)
     before = f"vim.opt.runtimepath:prepend([==[{plugin}]==])"
     with editor_with(tmp_path, {"agent": "broken"}, before) as ed:
         ed.nvim.command("MiniMeAsk hello")
         notes = wait_for(ed.notes, 10, message="for a notification")
-        path = plugin / "lua/minime/agents/broken.lua"
-        assert notes == [f'minime: agent "broken" ({path}): it returns number, not a table']
+        assert len(notes) == 1 and why in notes[0], notes
+        assert (
+            notes[0].startswith(f'minime: agent "broken" ({path}): ') or "broken.lua:1:" in notes[0]
+        )
         assert not host_started(ed)
 
 

@@ -8,7 +8,7 @@ end
 
 return {
   label = "the ACP SDK's example agent",
-  install = "npm ci in tests/interop (./scripts/setup does it)",
+  install = "Node.js (`node` on PATH), then ./scripts/setup in the plugin's directory",
   cmd = function()
     local path = script()
     if not vim.uv.fs_stat(path) then
