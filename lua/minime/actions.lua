@@ -46,26 +46,20 @@ local function with_context(text, range, cwd)
   return context, selection
 end
 
---- What the host needs to run an ask in `cwd`.
+--- What the host needs to run an ask in `cwd`: the agent, resolved from its definition
+--- (lua/minime/agents/), as a command line, an environment and a discovery.
 local function agent_payload(cwd)
-  local o = config.options
-  if o.agent and o.agent.cmd then
-    return { agent_cmd = o.agent.cmd, agent_env = o.agent.env, discovery = o.discovery }
-  end
-  local mm = config.mm()
-  local agent_file = config.agent_file(cwd)
-  if not mm and not o.mm then
-    -- No mm anywhere: the bundled offline demo agent, clearly labelled.
-    local demo_mm, demo_config = config.demo()
-    return { mm = demo_mm, config = agent_file or demo_config, demo = true, discovery = o.discovery }
-  end
-  if not mm then
-    error(("mm not found: %s is not executable (set `mm` or $MM_BIN)"):format(o.mm), 0)
-  end
-  if not agent_file then
-    error("no agent file found: set `config` in require('minime').setup{} (see :h minime-config)", 0)
-  end
-  return { mm = mm, config = agent_file, discovery = o.discovery }
+  local agent = require("minime.agents").resolve(cwd)
+  return {
+    agent = agent.name,
+    label = agent.label,
+    agent_cmd = agent.cmd,
+    agent_env = agent.env,
+    agent_file = agent.agent_file,
+    discovery = agent.discovery,
+    mode = agent.mode,
+    demo = agent.demo,
+  }
 end
 
 M.agent_payload = agent_payload
@@ -104,7 +98,7 @@ function M.ask(text, range)
     -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
     payload.ask_id = require("minime.editor.asks").new(selection)
     if payload.demo then
-      vim.notify("minime: no mm found — using the offline demo agent", vim.log.levels.INFO)
+      vim.notify("minime: " .. payload.demo.notice, vim.log.levels.INFO)
     end
     require("minime.host").notify("ask", payload)
   end)

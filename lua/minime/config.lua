@@ -3,14 +3,18 @@ local M = {}
 
 ---@class minime.Config
 M.defaults = {
-  -- The mm binary. nil: $MM_BIN, then `mm` on PATH; when none is found, the bundled
+  -- The agent: a name, lua/minime/agents/<name>.lua on 'runtimepath' (shipped: "mm",
+  -- "sdk_example", "claude", "codex", "qwen"), or a definition inline:
+  -- { cmd = { "node", "agent.js" }, env = { KEY = "v" } }. See lua/minime/agents/init.lua.
+  agent = "mm",
+  -- agent "mm": the binary. nil: $MM_BIN, then `mm` on PATH; when none is found, the bundled
   -- offline demo agent is used (and labelled as such).
   mm = nil,
-  -- The agent file: a path, or function(cwd) returning one. nil: the first of
+  -- agent "mm": the agent file, a path or function(cwd) returning one. nil: the first of
   -- <cwd>/agent.yaml, <cwd>/.mm/agent.yaml, stdpath("config")/minime/agent.yaml.
   config = nil,
-  -- Client-tool discovery. nil: what the agent file names (acp.clientTools.discovery),
-  -- else mm's default, "meta". An explicit value that conflicts with the file is a warning.
+  -- Client-tool discovery. nil: what mm's agent file names (acp.clientTools.discovery), else
+  -- "meta". An explicit value that conflicts with the file is a warning.
   discovery = nil,
   -- Python for the host. nil: the plugin's own venv if present, else
   -- g:python3_host_prog, else python3.
@@ -18,8 +22,6 @@ M.defaults = {
   -- "job": the Lua layer starts `python -m minime.nvim` (default). "rplugin": Neovim's python3
   -- host after :UpdateRemotePlugins.
   host = "job",
-  -- Any ACP agent instead of mm: { cmd = { "node", "agent.js" }, env = { KEY = "v" } }.
-  agent = nil,
   -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
   ready_timeout = 60,
   -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an
@@ -58,35 +60,6 @@ function M.root()
   return vim.fn.fnamemodify(source, ":p:h:h:h")
 end
 
---- The agent file for `cwd`, or nil.
----@param cwd string
-function M.agent_file(cwd)
-  local config = M.options.config
-  if type(config) == "function" then
-    config = config(cwd)
-  end
-  if config then
-    return vim.fn.fnamemodify(vim.fn.expand(config), ":p")
-  end
-  for _, candidate in ipairs({
-    cwd .. "/agent.yaml",
-    cwd .. "/.mm/agent.yaml",
-    vim.fn.stdpath("config") .. "/minime/agent.yaml",
-  }) do
-    if vim.uv.fs_stat(candidate) then
-      return candidate
-    end
-  end
-  return nil
-end
-
---- The mm binary, or nil when none is found.
-function M.mm()
-  local mm = M.options.mm or vim.env.MM_BIN or "mm"
-  local found = vim.fn.exepath(vim.fn.expand(mm))
-  return found ~= "" and found or nil
-end
-
 --- The editor tools' context for `cwd` (sent with each ask).
 ---@param cwd string
 function M.tool_ctx(cwd)
@@ -104,12 +77,6 @@ function M.tool_ctx(cwd)
     -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
     json = true,
   }
-end
-
---- The bundled offline demo agent: its command and agent file.
-function M.demo()
-  local root = M.root()
-  return root .. "/demo/mm", root .. "/demo/agent.yaml"
 end
 
 -- setup() before the first require of this module only stored the options (start-up time).

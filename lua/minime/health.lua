@@ -157,80 +157,72 @@ local function check_python(report, failure, python, origin)
   return usable
 end
 
-local function check_agent(report, failure, payload, agent_file)
-  local config = require("minime.config")
-  local o = config.options
-  h.start("minime: agent")
-  if o.agent and o.agent.cmd then
-    local cmd = o.agent.cmd
-    local exe = vim.fn.exepath(cmd[1] or "")
-    if exe == "" then
-      h.error(("agent.cmd: %s is not executable"):format(tostring(cmd[1])), fix("Fix `agent.cmd` in setup()"))
-    else
-      h.ok(("agent.cmd: %s (%s)"):format(table.concat(cmd, " "), exe))
-    end
-    h.info("mm and its agent file are not used: `agent.cmd` is set")
+--- What the agent's file says: found, parsed, its discovery, and whether setup() agrees.
+local function check_agent_file(report, failure, agent)
+  local file = report.agent_file
+  if not file then
+    h.error("the agent file could not be checked: " .. (failure or "no answer"))
+  elseif file.error then
+    h.error(
+      ("agent file %s: %s"):format(file.path, file.error),
+      fix("Fix the file, or point `config` in setup() at mm's agent file")
+    )
   else
-    local mm = config.mm()
-    if mm then
-      h.ok("mm: " .. mm)
-    elseif o.mm then
-      h.error(
-        ("mm not found: %s is not executable"):format(o.mm),
-        fix("Fix `mm` in setup(), or remove it to use $MM_BIN, then `mm` on PATH")
-      )
-    else
+    local mode = type(file.discovery) == "string" and file.discovery or "meta"
+    local said = type(file.discovery) == "string" and "acp.clientTools.discovery" or "mm's default"
+    h.ok(("agent file: %s (discovery %s: %s)"):format(file.path, mode, said))
+    if file.enabled == false then
       h.warn(
-        "mm not found ($MM_BIN, PATH): asks go to the offline demo agent (demo/mm)",
-        fix("Install mm and put it on PATH, or set `mm` in setup() or $MM_BIN")
+        "client tools are off in the agent file (acp.clientTools.enabled: false): "
+          .. "the agent cannot read the editor",
+        fix("Set acp.clientTools.enabled: true in the agent file.")
       )
     end
-    local file = report.agent_file
-    if not agent_file then
-      local msg = "no agent file found for " .. vim.fn.getcwd()
-      local advice = fix(
-        "Set `config` in setup() to mm's agent file, or create one of",
-        "<cwd>/agent.yaml, <cwd>/.mm/agent.yaml, " .. vim.fn.stdpath("config") .. "/minime/agent.yaml"
-      )
-      if payload.demo then
-        h.info(msg .. ": the demo agent uses its own (demo/agent.yaml)")
-      else
-        h.error(msg, advice)
-      end
-    elseif not file then
-      h.error("the agent file could not be checked: " .. (failure or "no answer"))
-    elseif file.error then
-      h.error(
-        ("agent file %s: %s"):format(file.path, file.error),
-        fix("Fix the file, or point `config` in setup() at mm's agent file")
-      )
-    else
-      local mode = type(file.discovery) == "string" and file.discovery or "meta"
-      local said = type(file.discovery) == "string" and "acp.clientTools.discovery" or "mm's default"
-      h.ok(("agent file: %s (discovery %s: %s)"):format(file.path, mode, said))
-      if file.enabled == false then
-        h.warn(
-          "client tools are off in the agent file (acp.clientTools.enabled: false): "
-            .. "the agent cannot read the editor",
-          fix("Set acp.clientTools.enabled: true in the agent file.")
+    local wanted = agent.discovery
+    if wanted and wanted ~= mode then
+      h.warn(
+        ("discovery = %q in setup() disagrees with the agent file (%q): "):format(wanted, mode)
+          .. "the plugin follows the file",
+        fix(
+          "Remove `discovery` from setup(),",
+          ("or set acp.clientTools.discovery: %s in %s."):format(wanted, file.path)
         )
-      end
-      if o.discovery and o.discovery ~= mode then
-        h.warn(
-          ("discovery = %q in setup() disagrees with the agent file (%q): "):format(o.discovery, mode)
-            .. "the plugin follows the file",
-          fix(
-            "Remove `discovery` from setup(),",
-            ("or set acp.clientTools.discovery: %s in %s."):format(o.discovery, file.path)
-          )
-        )
-      elseif o.discovery then
-        h.ok(("discovery = %q in setup() agrees with the agent file"):format(o.discovery))
-      end
+      )
+    elseif wanted then
+      h.ok(("discovery = %q in setup() agrees with the agent file"):format(wanted))
     end
   end
+end
 
-  if not payload.cwd then
+--- The agent as lua/minime/agents/ resolved it (what an ask would start), then the live check.
+---@param agent? minime.ResolvedAgent nil: its definition could not be loaded
+---@param problems {message: string, fix?: string[]}[]
+local function check_agent(report, failure, agent, problems)
+  h.start("minime: agent")
+  if not agent then
+    h.error(problems[1].message, fix("Set `agent` in setup() to one of them (see :h minime-agents)."))
+    return
+  end
+  local source = agent.source or "inline, from setup()"
+  h.ok(('agent "%s": %s (%s)'):format(agent.name, agent.label, source))
+  if agent.demo then
+    h.warn(agent.demo.why or agent.demo.notice or agent.label, agent.demo.fix)
+  end
+  for _, problem in ipairs(problems) do
+    h.error(problem.message, problem.fix)
+  end
+  if agent.cmd and agent.exe then
+    h.ok(("%s: %s (%s)"):format(agent.label, table.concat(agent.cmd, " "), agent.exe))
+  end
+  if agent.agent_file then
+    check_agent_file(report, failure, agent)
+  elseif agent.name == "inline" then
+    h.info("mm and its agent file are not used: `agent.cmd` is set")
+  else
+    h.info(('mm and its agent file are not used: agent = "%s"'):format(agent.name))
+  end
+
+  if #problems > 0 then
     return -- what an ask would start is not known: said above
   end
   local live = report.live
@@ -244,11 +236,10 @@ local function check_agent(report, failure, payload, agent_file)
   if live.error then
     h.error(
       "live check: the agent did not start: " .. live.error,
-      payload.agent_cmd and fix("Fix `agent.cmd` in setup(), or run it in a shell to see what it says.")
-        or fix(
-          "Run `mm -acp -config <agent file>` in a shell to see what it says;",
-          ":MiniMeLog shows its stderr after an ask."
-        )
+      fix(
+        ("Run `%s` in a shell to see what it says;"):format(table.concat(agent.cmd, " ")),
+        ":MiniMeLog shows its stderr after an ask."
+      )
     )
     return
   end
@@ -267,23 +258,20 @@ end
 function M.check()
   check_neovim()
   local cwd = vim.fn.getcwd()
-  local config = require("minime.config")
-  local ok, payload = pcall(require("minime").agent_payload, cwd)
-  payload = ok and payload or {}
-  payload.cwd = ok and cwd or nil
-  local has_file, agent_file = pcall(config.agent_file, cwd)
-  agent_file = has_file and agent_file or nil
+  local ok, agent, problems = pcall(require("minime.agents").resolve, cwd, { collect = true })
+  if not ok then
+    agent, problems = nil, { { message = tostring(agent) } }
+  end
   local python, origin = host_python()
   local report, failure = {}, "no Python"
   if vim.fn.executable(python) == 1 then
     report, failure = run_python(python, {
-      config = payload.config or (not payload.agent_cmd and agent_file) or nil,
-      mm = payload.mm,
-      command = payload.agent_cmd,
-      env = payload.agent_env,
-      discovery = payload.discovery,
+      command = agent and agent.cmd,
+      env = agent and agent.env,
+      agent_file = agent and agent.agent_file,
+      discovery = agent and agent.discovery,
       cwd = cwd,
-      live = ok,
+      live = agent ~= nil and #problems == 0,
       timeout = M.live_timeout,
     })
   else
@@ -291,7 +279,7 @@ function M.check()
   end
   local usable = check_python(report, failure, python, origin)
   if usable or report.agent_file or report.live then
-    check_agent(report, failure, payload, agent_file)
+    check_agent(report, failure, agent, problems)
   else
     h.start("minime: agent")
     h.warn("not checked: the host's Python lacks its packages (above)")

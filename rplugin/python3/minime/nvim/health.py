@@ -3,9 +3,10 @@
 Prints one JSON object a line, flushed as soon as known, so a check that hangs or dies still
 leaves the earlier lines: ``{"python": …, "packages": …}``, then ``{"agent_file": …}`` when
 the arguments name one, then ``{"live": …}`` when asked to start the agent. Arguments (one
-JSON object): ``config``, ``mm``, ``command``, ``env``, ``discovery``, ``cwd``, ``live``,
-``timeout`` (seconds for ``initialize``). The live check starts the agent, runs
-``initialize``, reports its name, version and capabilities, and stops it.
+JSON object, the agent as lua/minime/agents/ resolved it): ``command``, ``env``,
+``agent_file``, ``discovery``, ``cwd``, ``live``, ``timeout`` (seconds for ``initialize``).
+The live check starts the agent, runs ``initialize``, reports its name, version and
+capabilities, and stops it.
 
 Only the standard library is imported up front: a broken environment still says what it
 lacks.
@@ -71,8 +72,6 @@ async def live(args: dict[str, Any]) -> dict[str, Any]:
     stderr: list[str] = []
     began = time.monotonic()
     client = await connect(
-        args.get("config"),
-        mm=args.get("mm"),
         command=args.get("command") or None,
         env=agent_env(args.get("env")),
         discovery=args.get("discovery") or "meta",
@@ -97,8 +96,8 @@ def main(argv: list[str]) -> int:
     args = json.loads(argv[0]) if argv else {}
     if not isinstance(args, dict):
         args = {}
-    if args.get("config") and not args.get("command"):
-        report = agent_file(os.path.abspath(os.path.expanduser(args["config"])))
+    if args.get("agent_file"):
+        report = agent_file(os.path.abspath(os.path.expanduser(args["agent_file"])))
         emit(agent_file=report)
         # As the host does: mm gives tools only to a client in the file's mode.
         args["discovery"] = report.get("discovery") or "meta"

@@ -345,18 +345,17 @@ class Host:
         finally:
             self.opening.pop(cwd, None)
 
-    def _agent_argv(self, payload: dict[str, Any]) -> tuple[list[str] | None, str | None, str]:
-        """(command, config, discovery) for this ask, with the agent file's word on discovery."""
-        command = payload.get("agent_cmd") or None
-        config = payload.get("config") or None
+    def _agent_argv(self, payload: dict[str, Any]) -> tuple[list[str], str]:
+        """(command, discovery) for this ask. Lua resolved the agent (lua/minime/agents/); an
+        agent with an ``agent_file`` (mm) gets the discovery that file names: mm offers tools
+        only to a client in the file's mode."""
+        command = payload.get("agent_cmd")
+        if not command:
+            raise Error("no agent command: the agent's definition gave none (see :h minime-agents)")
         wanted = payload.get("discovery")
-        if command:
-            return list(command), None, wanted or "meta"
+        config = payload.get("agent_file") or None
         if not config:
-            raise Error(
-                "no agent file found: set `config` in require('minime').setup{} "
-                "(see :h minime-config)"
-            )
+            return list(command), wanted or "meta"
         try:
             named = agentfile.discovery_mode(config)
         except FileNotFoundError:
@@ -378,12 +377,12 @@ class Host:
             )
         else:
             log.info("discovery %s (from %s)", mode, "the agent file" if named else "mm's default")
-        return None, config, mode
+        return list(command), mode
 
     async def _client_for(self, payload: dict[str, Any]) -> Client:
-        command, config, discovery = self._agent_argv(payload)
-        mm = payload.get("mm") or None
-        key = (tuple(command or ()), config, mm, discovery)
+        command, discovery = self._agent_argv(payload)
+        env = payload.get("agent_env") or {}
+        key = (tuple(command), tuple(sorted(env.items())), discovery)
         client = self.clients.get(key)
         if client is not None and client.alive:
             return client
@@ -394,7 +393,7 @@ class Host:
         future: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._starting[key] = future
         try:
-            client = await self._start_client(key, payload, command, config, discovery, mm)
+            client = await self._start_client(key, payload, command, discovery)
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: each waiting ask reports it itself
@@ -408,15 +407,11 @@ class Host:
         self,
         key: tuple[Any, ...],
         payload: dict[str, Any],
-        command: list[str] | None,
-        config: str | None,
+        command: list[str],
         discovery: str,
-        mm: str | None,
     ) -> Client:
         source = self.tools.source(discovery)
         client = await connect(
-            config,
-            mm=mm,
             command=command,
             env=agent_env(payload.get("agent_env")),
             tools=source,

@@ -1,0 +1,99 @@
+--- mm, the mini-me agent (the default): `mm -acp -config <agent file>`.
+--- The binary: the `mm` option, else $MM_BIN, else `mm` on PATH; none of them at all: the
+--- bundled offline demo agent (demo/mm), labelled as such. The agent file: the `config` option
+--- (a path or function(cwd)), else the first of <cwd>/agent.yaml, <cwd>/.mm/agent.yaml,
+--- stdpath("config")/minime/agent.yaml. Client-tool discovery is what that file says
+--- (acp.clientTools.discovery): `agent_file` asks the host to read it.
+
+local function root()
+  return require("minime.config").root()
+end
+
+--- The mm binary, or nil when none is found.
+local function binary(ctx)
+  local wanted = ctx.config.mm or vim.env.MM_BIN or "mm"
+  local found = vim.fn.exepath(vim.fn.expand(wanted))
+  return found ~= "" and found or nil
+end
+
+--- No mm anywhere and none asked for: the offline demo agent stands in.
+local function is_demo(ctx)
+  return not ctx.config.mm and binary(ctx) == nil
+end
+
+--- The first agent file that applies to ctx.cwd, or nil.
+local function lookup(ctx)
+  local config = ctx.config.config
+  if type(config) == "function" then
+    config = config(ctx.cwd)
+  end
+  if config then
+    return vim.fn.fnamemodify(vim.fn.expand(config), ":p")
+  end
+  for _, candidate in ipairs({
+    ctx.cwd .. "/agent.yaml",
+    ctx.cwd .. "/.mm/agent.yaml",
+    vim.fn.stdpath("config") .. "/minime/agent.yaml",
+  }) do
+    if vim.uv.fs_stat(candidate) then
+      return candidate
+    end
+  end
+  return nil
+end
+
+-- Per resolve (one ctx): the `config` option's function runs once, however many fields ask.
+local found_files = setmetatable({}, { __mode = "k" })
+
+--- The agent file for ctx.cwd, or nil.
+local function find_file(ctx)
+  if found_files[ctx] == nil then
+    found_files[ctx] = lookup(ctx) or false
+  end
+  return found_files[ctx] or nil
+end
+
+local function agent_file(ctx)
+  local file = find_file(ctx)
+  if file then
+    return file
+  end
+  if is_demo(ctx) then
+    return root() .. "/demo/agent.yaml" -- the demo's own
+  end
+  error({
+    message = ("no agent file found for %s: set `config` in require('minime').setup{} (see :h minime-config)"):format(
+      ctx.cwd
+    ),
+    fix = {
+      "Set `config` in setup() to mm's agent file, or create one of",
+      "<cwd>/agent.yaml, <cwd>/.mm/agent.yaml, " .. vim.fn.stdpath("config") .. "/minime/agent.yaml",
+    },
+  }, 0)
+end
+
+return {
+  label = function(ctx)
+    return is_demo(ctx) and "the offline demo agent (demo/mm)" or "mm"
+  end,
+  cmd = function(ctx)
+    local bin = is_demo(ctx) and (root() .. "/demo/mm") or binary(ctx)
+    if not bin then
+      error({
+        message = ("mm not found: %s is not executable (set `mm` or $MM_BIN)"):format(ctx.config.mm),
+        fix = { "Fix `mm` in setup(), or remove it to use $MM_BIN, then `mm` on PATH" },
+      }, 0)
+    end
+    return { bin, "-acp", "-config", agent_file(ctx) }
+  end,
+  agent_file = agent_file,
+  demo = function(ctx)
+    if is_demo(ctx) then
+      return {
+        notice = "no mm found — using the offline demo agent",
+        why = "mm not found ($MM_BIN, PATH): asks go to the offline demo agent (demo/mm)",
+        fix = { "Install mm and put it on PATH, or set `mm` in setup() or $MM_BIN" },
+      }
+    end
+  end,
+}

@@ -1,0 +1,7 @@
+--- Qwen Code in its ACP mode (npm @qwen-code/qwen-code: `qwen --acp`).
+--- It reads its credentials (e.g. OPENAI_API_KEY / Qwen OAuth) from the environment.
+return {
+  label = "Qwen Code (qwen --acp)",
+  install = "npm install -g @qwen-code/qwen-code",
+  cmd = { "qwen", "--acp" },
+}

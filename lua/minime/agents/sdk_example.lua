@@ -1,0 +1,22 @@
+--- The example agent of the npm package @agentclientprotocol/sdk (1.9.0), run with node: a real
+--- third-party ACP agent with scripted answers (streams text, a read tool call, a permission).
+--- ./scripts/setup installs it into the plugin's tests/interop (npm ci).
+local function script()
+  return require("minime.config").root()
+    .. "/tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
+end
+
+return {
+  label = "the ACP SDK's example agent",
+  install = "Node.js (`node` on PATH), then ./scripts/setup in the plugin's directory",
+  cmd = function()
+    local path = script()
+    if not vim.uv.fs_stat(path) then
+      error({
+        message = "the ACP SDK's example agent is not installed: " .. path,
+        fix = { "Run ./scripts/setup in the plugin's directory (npm ci in tests/interop)." },
+      }, 0)
+    end
+    return { "node", path }
+  end,
+}
