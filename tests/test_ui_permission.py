@@ -291,3 +291,41 @@ def test_a_prompt_during_the_command_line_does_not_take_focus(nvim):
     nvim.input("2")
     wait_for(lambda: answers(nvim), message="an answer")
     assert answers(nvim) == [["r1", "allow_always"]]
+
+
+ODD_REQUESTS = {
+    "newline in a rawInput key": (
+        {"input": {"pa\nth": "v"}},
+        "pa⏎th: v",
+    ),
+    "newline in a diff path": (
+        {"content": [{"type": "diff", "path": "a\nb", "oldText": "1\n", "newText": "2\n"}]},
+        "+++ b/a⏎b",
+    ),
+    "CR in a value": ({"input": {"command": "ls\rrm -rf ~"}}, "command: ls\rrm -rf ~"),
+    "escape sequence": ({"input": {"c": "\x1b[2Jx"}}, "c: \x1b[2Jx"),
+    "newline in a key of a nested value": ({"input": {"k": {"a\nb": 1}}}, 'k: {"a\\nb":1}'),
+    "newline in an option name": (
+        {"options": [{"option_id": "x", "name": "Al\nlow", "kind": "allow_once"}]},
+        "1. Al low — allow once",
+    ),
+    "very long value": (
+        {"input": {"command": "x" * 30000}},
+        "command: " + "x" * 19991 + " … [10009 more bytes]",
+    ),
+    "very many lines": (
+        {"input": {"command": "\n".join(["l"] * 6000)}},
+        "… [1003 more lines not shown: reject if unsure]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ODD_REQUESTS))
+def test_any_request_text_is_shown(nvim, case):
+    """The user sees every request (a newline in a key or a path made the float error, and the
+    request was rejected unseen)."""
+    extra, expected = ODD_REQUESTS[case]
+    ask(nvim, request(**extra))
+    assert expected in shown(nvim)
+    assert pending(nvim) == ["r1"] and answers(nvim) == []
+    assert nvim.exec_lua("return require('minime.ui.permission').errors") == []
