@@ -40,6 +40,9 @@ cmd("MiniMeInstall", function()
   require("minime").install()
 end, { desc = "Create or update the plugin's Python environment" })
 
+-- Keys are timed from the start: a permission prompt never takes focus right after one.
+require("minime.ui.last_key")
+
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = vim.api.nvim_create_augroup("minime", { clear = true }),
   callback = function()

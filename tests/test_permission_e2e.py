@@ -177,3 +177,20 @@ def test_newlines_in_a_key_and_a_diff_path_are_shown(tmp_path: Path) -> None:
         ed.press(win, "1")
         ed.wait_done(2)
         assert 'session/request_permission -> {"outcome":{"optionId":"allow"' in ed.turn_text()
+
+
+def test_the_first_prompt_waits_after_a_normal_mode_keystroke(tmp_path: Path) -> None:
+    """Keys are timed from start-up, before any prompt code loads."""
+    with opened(tmp_path, permission={"idle": 60}) as ed:
+        main = ed.lua("return vim.api.nvim_get_current_win()")
+        ed.nvim.input("ix<Esc>")
+        wait_for(lambda: line(ed) == "x" and ed.nvim.api.get_mode()["mode"] == "n")
+        assert ed.lua("return package.loaded['minime.ui.permission'] == nil")
+        ed.lua("require('minime').ask(...)", "/bash ls")
+        ed.permission_win()
+        assert ed.lua("return vim.api.nvim_get_current_win()") == main
+        ed.wait_note("permission asked: bash: ls — :MiniMePermission to answer")
+        ed.nvim.command("MiniMePermission")
+        ed.press(ed.permission_win(), "1")
+        ed.wait_done()
+    assert permission_traffic(tmp_path)[1] == [("bash: ls", "allow")]

@@ -17,6 +17,7 @@
 --- `idle` seconds of the last key. Then it shows without focus and says once how to answer
 --- (:MiniMePermission). A float that took focus by itself ignores keys for `key_delay` seconds,
 --- its footer dimmed until they work: keys already in flight do not answer it.
+local last_key = require("minime.ui.last_key")
 local view = require("minime.ui.permission_view")
 local window = require("minime.ui.window")
 
@@ -64,11 +65,6 @@ local function now_ms()
   return vim.uv.hrtime() / 1e6
 end
 
--- The last key the user typed (any mode, any window): a float never grabs focus right after.
-local last_key = -math.huge
-vim.on_key(function()
-  last_key = now_ms()
-end, api.nvim_create_namespace("minime.permission.keys"))
 
 --- Modes in which keys go somewhere other than normal-mode commands (first letters of
 --- nvim_get_mode().mode), and operator-pending ("no…").
@@ -85,7 +81,7 @@ function M.busy()
   if busy_modes[mode.mode:sub(1, 1)] or mode.mode:sub(1, 2) == "no" then
     return "mode " .. mode.mode
   end
-  if now_ms() - last_key < (tonumber(M.config.idle) or 0) * 1000 then
+  if now_ms() - last_key.ms() < (tonumber(M.config.idle) or 0) * 1000 then
     return "typing"
   end
   return nil
