@@ -239,6 +239,9 @@ end
 ---@param p minime.permission.Prompt
 local function ring(p)
   local title = view.str(p.req.title) ~= "" and window.oneline(p.req.title) or "a tool call"
+  if vim.fn.strchars(title) > 120 then
+    title = vim.fn.strcharpart(title, 0, 120) .. "…" -- the float shows it whole
+  end
   vim.notify(
     ("minime: permission asked: %s — :MiniMePermission to answer"):format(view.safe(title)),
     vim.log.levels.WARN
