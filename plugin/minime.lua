@@ -30,9 +30,18 @@ end, { desc = "Reopen the last turn's float" })
 cmd("MiniMeSessions", function()
   require("minime").sessions()
 end, { desc = "Reopen an earlier session of the agent for this cwd" })
+cmd("MiniMePermission", function()
+  require("minime.ui.permission").jump()
+end, { desc = "Go to the oldest permission prompt waiting for an answer" })
+vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-permission)", "<Cmd>MiniMePermission<CR>", {
+  desc = "minime: go to the oldest permission prompt waiting for an answer",
+})
 cmd("MiniMeInstall", function()
   require("minime").install()
 end, { desc = "Create or update the plugin's Python environment" })
+
+-- Keys are timed from the start: a permission prompt never takes focus right after one.
+require("minime.ui.last_key")
 
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = vim.api.nvim_create_augroup("minime", { clear = true }),

@@ -204,6 +204,13 @@ class Editor:
         return self.lua("return vim.api.nvim_win_get_config(...)", win)
 
     def press(self, win: int, keys: str) -> None:
+        """Keys in ``win``; in a permission float, once its keys work (after ``key_delay``)."""
+        if win == self.lua("return require('minime.ui.permission').win()"):
+            wait_for(
+                lambda: self.lua("return require('minime.ui.permission').live()"),
+                self.timeout,
+                message="for the permission float's keys to work",
+            )
         self.lua("vim.api.nvim_set_current_win(...)", win)
         self.nvim.input(keys)
 

@@ -223,7 +223,8 @@ def test_rules_answer_without_a_float(tmp_path: Path) -> None:
         text = ed.turn_text()
         assert "bash -> ran: git status -s" in text
         assert "client_open_buffers ->" in text
-        assert "bash -> [bash rejected by user]" in text
+        assert "bash -> [bash rejected by user]" in text  # the agent's words, and ours:
+        assert "permission 'bash: rm -rf build': rejected by rule 'bash: rm *'" in text
         assert ed.prompts() == [], "no float opened"
     assert permission_answers(tmp_path) == [
         ("bash: git status -s", "allow"),
@@ -236,7 +237,7 @@ def test_a_remembers_always_for_this_session_on_the_client_side(tmp_path: Path) 
     with editor_with(tmp_path, {"mm": DEMO_MM, "config": agent_file(tmp_path)}) as ed:
         ed.ask("/bash make\n/bash make\n/bash make test")
         win = ed.permission_win()
-        assert "a always (this session)" in chrome(ed.float_config(win)["footer"])
+        assert "a allow again" in chrome(ed.float_config(win)["footer"])
         ed.press(win, "a")
         win = ed.permission_win(other_than=win)  # another title: asked again
         assert ed.float_lines(win)[0] == "bash: make test"
@@ -273,7 +274,8 @@ def test_an_unanswered_prompt_is_rejected_after_the_timeout(tmp_path: Path) -> N
         wait_for(counted_down, 5, message="for the countdown")
         assert any("rejected in 2 s" in t for t in seen)
         assert ed.wait_done()["stop_reason"] == "end_turn"
-        assert "bash -> [bash rejected by user]" in ed.turn_text()
+        assert "bash -> [bash rejected by user]" in ed.turn_text()  # the agent's words; ours:
+        assert "permission 'bash: rm -rf build': rejected, no answer within 2 s" in ed.turn_text()
         assert ed.lua("return require('minime.ui.permission').win()") is None
         ed.wait_note("no answer within 2 s — rejected: bash: rm -rf build")
     assert permission_answers(tmp_path) == [("bash: rm -rf build", "reject")]
@@ -406,9 +408,10 @@ def test_the_npm_example_agent_streams_calls_tools_and_asks_permission(tmp_path:
         win = ed.permission_win()
         lines = ed.float_lines(win)
         assert lines[0] == "Modifying critical configuration file"
-        assert "1. Allow this change" in lines and "2. Skip this change" in lines
+        assert "1. Allow this change — allow once" in lines
+        assert "2. Skip this change — reject once" in lines
         # Its options have no "always": `a` is the client's own memory.
-        assert "a always (this session)" in chrome(ed.float_config(win)["footer"])
+        assert "a allow again" in chrome(ed.float_config(win)["footer"])
         ed.press(win, "1")
         done = ed.wait_done()
         assert done["stop_reason"] == "end_turn"

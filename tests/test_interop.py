@@ -44,7 +44,8 @@ def test_a_full_turn_with_the_sdk_example_agent(tmp_path: Path) -> None:
         assert "Modifying critical configuration file" in shown
         assert "kind: edit" in shown
         assert "path: /home/user/project/config.json" in shown
-        assert "1. Allow this change" in shown and "2. Skip this change" in shown
+        assert "1. Allow this change — allow once" in shown
+        assert "2. Skip this change — reject once" in shown
         ed.answer_permission("1")
         first = ed.wait_done(1, timeout=60)
         assert first["stop_reason"] == "end_turn"

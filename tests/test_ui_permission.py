@@ -7,10 +7,13 @@ import pytest
 from nvim_harness import wait_for
 
 # Test hooks: `ask(req)` opens a prompt whose answers land in _G.answers as {id, option|'nil'}.
+# Keys work at once unless a test sets key_delay; notifications land in _G.notes.
 INIT = """
-_G.answers = {}
+_G.answers, _G.notes = {}, {}
+vim.notify = function(msg) table.insert(_G.notes, msg) end
+require('minime.ui.permission').setup({ key_delay = 0 })
 _G.ask = function(req)
-  require('minime.ui.permission').open(req, function(option_id)
+  require('minime.ui.permission').open(req, function(option_id, remember, reason)
     table.insert(_G.answers, { req.id, option_id == nil and 'nil' or option_id })
   end)
 end
@@ -79,7 +82,12 @@ def test_shows_the_request_and_the_options_as_sent_numbered(nvim):
     assert lines[0] == "bash: rm -rf build"
     assert "kind: execute" in lines
     assert "command: rm -rf build" in lines
-    assert lines[-2:] == ["1. Yes, once", "2. Weird label ✓"]
+    # Each option: the agent's label, then what its kind does in words; then what `a` does.
+    assert lines[-3:] == [
+        "1. Yes, once — allow once",
+        "2. Weird label ✓",
+        "a. allow this exact request again without asking, until :MiniMeReset",
+    ]
     win = nvim.exec_lua("return require('minime.ui.permission').win()")
     info = nvim.exec_lua(
         """
@@ -117,7 +125,7 @@ def test_q_and_esc_answer_nil(nvim, key):
 def test_enter_answers_the_option_under_the_cursor(nvim):
     ask(nvim, request())
     lines = shown(nvim)
-    row = lines.index("3. Reject") + 1
+    row = lines.index("3. Reject — reject once") + 1
     nvim.exec_lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", row)
     nvim.input("<CR>")
     wait_for(lambda: answers(nvim), message="an answer")
@@ -221,7 +229,7 @@ def test_diff_content_is_shown_as_a_unified_diff(nvim):
     assert ft == "diff"
     # The cursor sits on the first option so the options are in view.
     cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(0)[1]")
-    assert lines[cursor - 1] == "1. Allow"
+    assert lines[cursor - 1] == "1. Allow — allow once"
 
 
 def test_closing_the_float_another_way_answers_nil_once(nvim):
@@ -242,16 +250,6 @@ def test_focus_can_be_configured_off(nvim):
     nvim.input("3")
     wait_for(lambda: answers(nvim), message="an answer")
     assert answers(nvim) == [["r1", "reject"]]
-
-
-def test_insert_mode_is_left_when_the_prompt_takes_focus(nvim):
-    nvim.input("i")
-    wait_for(lambda: nvim.api.get_mode()["mode"] == "i")
-    ask(nvim, request())
-    wait_for(lambda: nvim.api.get_mode()["mode"] == "n", message="normal mode")
-    nvim.input("1")
-    wait_for(lambda: answers(nvim), message="an answer")
-    assert answers(nvim) == [["r1", "allow"]]
 
 
 def test_an_erroring_callback_does_not_block_the_queue(nvim):
@@ -279,21 +277,6 @@ def test_no_options_can_still_be_dismissed(nvim):
     assert answers(nvim) == [["r1", "nil"]]
 
 
-def test_a_prompt_over_the_input_float_keeps_the_draft(nvim):
-    nvim.exec_lua("require('minime.ui.input').open({ on_submit = function() end })")
-    nvim.input("my draft")
-    wait_for(
-        lambda: nvim.exec_lua("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]") == "my draft"
-    )
-    input_win = nvim.exec_lua("return vim.api.nvim_get_current_win()")
-    ask(nvim, request())
-    wait_for(lambda: nvim.api.get_mode()["mode"] == "n", message="normal mode")
-    nvim.input("1")
-    wait_for(lambda: answers(nvim), message="an answer")
-    assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == input_win
-    assert nvim.exec_lua("return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]") == "my draft"
-
-
 def test_a_prompt_during_the_command_line_does_not_take_focus(nvim):
     main = nvim.exec_lua("return vim.api.nvim_get_current_win()")
     nvim.input(":")
@@ -308,3 +291,41 @@ def test_a_prompt_during_the_command_line_does_not_take_focus(nvim):
     nvim.input("2")
     wait_for(lambda: answers(nvim), message="an answer")
     assert answers(nvim) == [["r1", "allow_always"]]
+
+
+ODD_REQUESTS = {
+    "newline in a rawInput key": (
+        {"input": {"pa\nth": "v"}},
+        "pa⏎th: v",
+    ),
+    "newline in a diff path": (
+        {"content": [{"type": "diff", "path": "a\nb", "oldText": "1\n", "newText": "2\n"}]},
+        "+++ b/a⏎b",
+    ),
+    "CR in a value": ({"input": {"command": "ls\rrm -rf ~"}}, "command: ls\rrm -rf ~"),
+    "escape sequence": ({"input": {"c": "\x1b[2Jx"}}, "c: \x1b[2Jx"),
+    "newline in a key of a nested value": ({"input": {"k": {"a\nb": 1}}}, 'k: {"a\\nb":1}'),
+    "newline in an option name": (
+        {"options": [{"option_id": "x", "name": "Al\nlow", "kind": "allow_once"}]},
+        "1. Al low — allow once",
+    ),
+    "very long value": (
+        {"input": {"command": "x" * 30000}},
+        "command: " + "x" * 19991 + " … [10009 more bytes]",
+    ),
+    "very many lines": (
+        {"input": {"command": "\n".join(["l"] * 6000)}},
+        "… [1003 more lines not shown: reject if unsure]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ODD_REQUESTS))
+def test_any_request_text_is_shown(nvim, case):
+    """The user sees every request (a newline in a key or a path made the float error, and the
+    request was rejected unseen)."""
+    extra, expected = ODD_REQUESTS[case]
+    ask(nvim, request(**extra))
+    assert expected in shown(nvim)
+    assert pending(nvim) == ["r1"] and answers(nvim) == []
+    assert nvim.exec_lua("return require('minime.ui.permission').errors") == []

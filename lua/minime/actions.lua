@@ -12,7 +12,7 @@ local function permission_ui()
   local permission = require("minime.ui.permission")
   if not permission_configured then
     permission_configured = true
-    permission.setup({ focus = config.options.permission.focus })
+    permission.setup(config.permission_ui())
   end
   return permission
 end
@@ -219,8 +219,9 @@ end
 
 ---@param req table a permission request (see :h minime-permission)
 function M.permission(req)
-  permission_ui().open(req, function(option_id, remember)
-    host_op("permission_answer", { id = req.id, option_id = option_id, remember = remember })
+  permission_ui().open(req, function(option_id, remember, reason)
+    local answer = { id = req.id, option_id = option_id, remember = remember, reason = reason }
+    host_op("permission_answer", answer)
   end)
 end
 

@@ -28,8 +28,13 @@ M.defaults = {
   -- error and the next ask works.
   cancel_timeout = 30,
   window = { width = 0.8, height = 0.6, border = "rounded", focus = false },
-  permission = { focus = true, timeout = nil },
-  -- Answered without a float: { { pattern = "client: *", decision = "allow" } } (title glob).
+  -- focus: the prompt takes focus when nobody is typing; key_delay: seconds its keys wait
+  -- after it took focus; idle: seconds since your last key before it may; timeout: seconds
+  -- before an unanswered prompt is rejected (nil: never).
+  permission = { focus = true, key_delay = 0.5, idle = 1, timeout = nil },
+  -- Answered without a float: { { pattern = "client: *", decision = "allow" } }: a glob over
+  -- the whole title; an allow rule's wildcards never match ; & | < > ` $( or a newline;
+  -- `kind` (or mm's "bash: " / "client: " prefix) limits the tool kind (:h minime-rules).
   permission_rules = {},
   -- Your own tools: { { name, description, input_schema, handler = function(args, ctx) end } }
   tools = {},
@@ -77,6 +82,12 @@ function M.tool_ctx(cwd)
     -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
     json = true,
   }
+end
+
+--- The permission float's own options (minime.ui.permission.setup) from `permission`.
+function M.permission_ui()
+  local p = M.options.permission or {}
+  return { focus = p.focus, key_delay = p.key_delay, idle = p.idle }
 end
 
 -- setup() before the first require of this module only stored the options (start-up time).

@@ -45,7 +45,7 @@ function M.setup(opts)
   end
   local permission = package.loaded["minime.ui.permission"]
   if permission then
-    permission.setup({ focus = config.options.permission.focus })
+    permission.setup(config.permission_ui())
   end
   local host = package.loaded["minime.host"]
   if host and host.chan then

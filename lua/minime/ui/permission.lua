@@ -3,13 +3,22 @@
 --- `open(req, on_answer)` with
 ---   req = {id, cwd, session_id, title, tool_kind, input = table|nil,
 ---          content = {{type="diff", path, oldText, newText} | {type="text", text} | ...},
----          options = {{option_id, name, kind}, ...}, timeout = seconds|nil}
---- shows the request and the agent's own options, numbered in the order sent. Keys 1..9 pick
---- an option, <CR> the one under the cursor, q/<Esc> dismiss; `a` picks the allow-once option
---- and asks the host to remember it for this session (client side, for agents whose options
---- lack "always"). With `timeout`, the title counts down from when the float shows, and an
---- unanswered prompt is dismissed at zero. `on_answer(option_id, remember)` is called exactly
---- once, with nil when dismissed; never after `close(id)` (the host already answered).
+---          options = {{option_id, name, kind}, ...}, timeout = seconds|nil, skipped = {text}}
+--- shows the request and the agent's own options, numbered in the order sent, each with what
+--- its kind does in words. Keys 1..9 pick an option, <CR> the one under the cursor, q/<Esc>
+--- reject; `a` picks the allow-once option and asks the host to allow this exact request again
+--- without asking (client side, for agents whose options lack "always"). With `timeout`, the
+--- title counts down from when the float shows, and an unanswered prompt is rejected at zero.
+--- `on_answer(option_id, remember, reason)` is called exactly once, with nil when rejected
+--- (reason "timeout" when nobody answered); never after `close(id)` (the host answered).
+---
+--- The float never takes focus from someone typing: not in insert, command-line, terminal,
+--- operator-pending, visual or select mode, nor while Neovim waits for a key, nor within
+--- `idle` seconds of the last key. Then it shows without focus and says once how to answer
+--- (:MiniMePermission). A float that took focus by itself ignores keys for `key_delay` seconds,
+--- its footer dimmed until they work: keys already in flight do not answer it.
+local last_key = require("minime.ui.last_key")
+local view = require("minime.ui.permission_view")
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -17,11 +26,14 @@ local api = vim.api
 local M = {}
 
 ---@class minime.permission.Config
----@field focus boolean enter the float (the user must answer; default true)
+---@field focus boolean enter the float when nobody is typing (default true)
+---@field key_delay number seconds a float that took focus ignores keys (default 0.5)
+---@field idle number seconds since the last key before a float may take focus (default 1)
 ---@field width number fraction of the editor (<= 1) or columns; the float shrinks to its text
 ---@field height number fraction of the editor (<= 1) or lines; the float shrinks to its text
 ---@field border string|string[]
-local defaults = { focus = true, width = 0.7, height = 0.8, border = "rounded" }
+local defaults =
+  { focus = true, key_delay = 0.5, idle = 1, width = 0.7, height = 0.8, border = "rounded" }
 
 ---@type minime.permission.Config
 M.config = vim.deepcopy(defaults)
@@ -32,9 +44,11 @@ M.errors = {}
 
 ---@class minime.permission.Prompt
 ---@field req table
----@field on_answer fun(option_id: string?, remember: boolean?)
----@field deadline? number hrtime (ms) at which an unanswered prompt is dismissed
+---@field on_answer fun(option_id: string?, remember: boolean?, reason: string?)
+---@field deadline? number hrtime (ms) at which an unanswered prompt is rejected
+---@field live_at? number hrtime (ms) from which its keys work
 ---@field timer? uv.uv_timer_t
+---@field delay_timer? uv.uv_timer_t
 ---@field buf? integer
 ---@field win? integer
 ---@field prev_win? integer
@@ -47,165 +61,35 @@ local current
 
 local ns = api.nvim_create_namespace("minime.permission")
 
-local function str(x)
-  if x == nil or x == vim.NIL then
-    return ""
-  end
-  return type(x) == "string" and x or tostring(x)
+local function now_ms()
+  return vim.uv.hrtime() / 1e6
 end
 
-local function split(s)
-  local lines = vim.split((s:gsub("\r\n", "\n")), "\n", { plain = true })
-  if #lines > 1 and lines[#lines] == "" then
-    lines[#lines] = nil
-  end
-  return lines
-end
 
---- The input as `key: value` lines; multi-line strings go on indented lines beneath, or
---- are summarised when a diff already shows them.
----@param input any
----@param has_diff boolean
----@return string[]
-local function input_lines(input, has_diff)
-  if type(input) ~= "table" then
-    return (input ~= nil and input ~= vim.NIL) and { "input: " .. window.oneline(input) } or {}
-  end
-  local keys = vim.tbl_keys(input)
-  table.sort(keys, function(a, b)
-    return tostring(a) < tostring(b)
-  end)
-  local lines = {}
-  for _, k in ipairs(keys) do
-    local v = input[k]
-    local head = tostring(k) .. ": "
-    if type(v) == "string" and v:find("\n") then
-      local vl = split(v)
-      if has_diff then
-        lines[#lines + 1] = ("%s(%d lines)"):format(head, #vl)
-      else
-        lines[#lines + 1] = head
-        for _, l in ipairs(vl) do
-          lines[#lines + 1] = "  " .. l
-        end
-      end
-    elseif type(v) == "string" then
-      lines[#lines + 1] = head .. v
-    else
-      local ok, s = pcall(vim.json.encode, v)
-      lines[#lines + 1] = head .. window.oneline(ok and s or vim.inspect(v))
-    end
-  end
-  return lines
-end
+--- Modes in which keys go somewhere other than normal-mode commands (first letters of
+--- nvim_get_mode().mode), and operator-pending ("no…").
+local busy_modes = { i = true, R = true, c = true, t = true, v = true, V = true, s = true,
+  S = true, ["\22"] = true, ["\19"] = true, r = true }
 
---- A unified diff of one diff content item.
----@return string[]
-local function diff_lines(item)
-  local path = str(item.path)
-  local old, new = str(item.oldText), str(item.newText)
-  local lines = {
-    "--- " .. ((item.oldText == nil or item.oldText == vim.NIL) and "/dev/null" or "a/" .. path),
-    "+++ b/" .. path,
-  }
-  -- Without a final newline on both sides, the last line would show as changed.
-  if old ~= "" and old:sub(-1) ~= "\n" then
-    old = old .. "\n"
-  end
-  if new ~= "" and new:sub(-1) ~= "\n" then
-    new = new .. "\n"
-  end
-  local diff = vim.text and vim.text.diff or vim.diff
-  local ok, d = pcall(diff, old, new, { result_type = "unified", ctxlen = 3 })
-  if not ok then
-    lines[#lines + 1] = "(diff failed: " .. window.oneline(d) .. ")"
-  elseif d == "" then
-    lines[#lines + 1] = "(no changes)"
-  else
-    vim.list_extend(lines, split(d))
-  end
-  return lines
-end
-
-local option_hl = {
-  allow_once = "MiniMeOptionAllow",
-  allow_always = "MiniMeOptionAllow",
-  reject_once = "MiniMeOptionReject",
-  reject_always = "MiniMeOptionReject",
-}
-
----@param req table
----@return string[] lines
----@return table[] marks {row, col, end_col, group}
----@return integer first row of the options (0-based)
----@return boolean has_diff
-local function render(req)
-  local lines, marks = {}, {}
-  local function add(line, group)
-    lines[#lines + 1] = line
-    if group then
-      marks[#marks + 1] = { #lines - 1, 0, #line, group }
-    end
-  end
-  local content = type(req.content) == "table" and req.content or {}
-  local has_diff = false
-  for _, item in ipairs(content) do
-    has_diff = has_diff or (type(item) == "table" and item.type == "diff")
-  end
-
-  local title = str(req.title) ~= "" and window.oneline(req.title) or "Permission"
-  add(title, "MiniMeTitle")
-  if str(req.tool_kind) ~= "" then
-    add("kind: " .. window.oneline(req.tool_kind), "MiniMeToolKind")
-  end
-  for _, l in ipairs(input_lines(req.input, has_diff)) do
-    add(l)
-  end
-  for _, item in ipairs(content) do
-    add("")
-    if type(item) ~= "table" then
-      add(window.oneline(item))
-    elseif item.type == "diff" then
-      vim.list_extend(lines, diff_lines(item))
-    elseif item.type == "text" or item.type == "content" then
-      local text = item.text or (type(item.content) == "table" and item.content.text)
-      vim.list_extend(lines, split(str(text)))
-    else
-      add("[" .. str(item.type) .. "]", "Comment")
-    end
-  end
-  add("")
-  local first = #lines
-  local options = type(req.options) == "table" and req.options or {}
-  for i, o in ipairs(options) do
-    local key = i <= 9 and tostring(i) or " "
-    local line = ("%s. %s"):format(key, window.oneline(o.name or o.option_id))
-    add(line)
-    marks[#marks + 1] = { #lines - 1, 0, #key + 1, "MiniMeOptionKey" }
-    if option_hl[str(o.kind)] then
-      marks[#marks + 1] = { #lines - 1, #key + 2, #line, option_hl[str(o.kind)] }
-    end
-  end
-  if #options == 0 then
-    add("(the agent sent no options: q dismisses)", "Comment")
-  end
-  return lines, marks, first, has_diff
-end
-
---- The allow-once option `a` answers (remembered by the host for the session), if offered.
----@param req table
+--- Why the float must not take focus now, or nil when it may.
 ---@return string?
-local function remember_option(req)
-  for _, o in ipairs(type(req.options) == "table" and req.options or {}) do
-    if str(o.kind) == "allow_once" then
-      return o.option_id
-    end
+function M.busy()
+  local mode = api.nvim_get_mode()
+  if mode.blocking then
+    return "waiting for a key"
+  end
+  if busy_modes[mode.mode:sub(1, 1)] or mode.mode:sub(1, 2) == "no" then
+    return "mode " .. mode.mode
+  end
+  if now_ms() - last_key.ms() < (tonumber(M.config.idle) or 0) * 1000 then
+    return "typing"
   end
   return nil
 end
 
-local function now_ms()
-  return vim.uv.hrtime() / 1e6
+---@param p minime.permission.Prompt
+local function live(p)
+  return not p.live_at or now_ms() >= p.live_at
 end
 
 local function win_config(p, lines)
@@ -213,12 +97,12 @@ local function win_config(p, lines)
   for _, l in ipairs(lines) do
     widest = math.max(widest, api.nvim_strwidth(l))
   end
-  local n = #(type(p.req.options) == "table" and p.req.options or {})
+  local n = #view.options(p.req)
   local footer = n > 0 and (" 1-%d choose · "):format(math.min(n, 9)) or " "
-  if remember_option(p.req) then
-    footer = footer .. "a always (this session) · "
+  if view.remember_option(p.req) then
+    footer = footer .. "a allow again · "
   end
-  footer = footer .. "q dismiss "
+  footer = footer .. "q reject "
   local title = " minime · permission "
   if #queue > 0 then
     title = title .. ("(+%d waiting) "):format(#queue)
@@ -231,7 +115,7 @@ local function win_config(p, lines)
   local aw = window.area()
   local fit = math.max(widest + 1, 40, api.nvim_strwidth(footer) + 2, api.nvim_strwidth(title) + 2)
   local width = math.min(window.size(c.width, aw, 40), fit)
-  return window.centered({
+  local cfg = window.centered({
     width = width,
     height = c.height,
     border = c.border,
@@ -239,6 +123,10 @@ local function win_config(p, lines)
     title = title,
     footer = footer,
   }, #lines)
+  if cfg.footer and not live(p) then
+    cfg.footer = { { footer, "Comment" } } -- dimmed: its keys do not work yet
+  end
+  return cfg
 end
 
 local function record(msg)
@@ -246,15 +134,21 @@ local function record(msg)
   vim.notify("minime: permission answer failed: " .. tostring(msg), vim.log.levels.ERROR)
 end
 
+local function stop(timer)
+  if timer then
+    timer:stop()
+    timer:close()
+  end
+end
+
 --- Close a prompt's float and give focus back.
 ---@param p minime.permission.Prompt
+---@return boolean was_current the float had focus
 local function teardown(p)
-  if p.timer then
-    p.timer:stop()
-    p.timer:close()
-    p.timer = nil
-  end
-  local was_current = p.win and api.nvim_get_current_win() == p.win
+  stop(p.timer)
+  stop(p.delay_timer)
+  p.timer, p.delay_timer = nil, nil
+  local was_current = p.win and api.nvim_get_current_win() == p.win or false
   window.close(p.win)
   if p.buf and api.nvim_buf_is_valid(p.buf) then
     pcall(api.nvim_buf_delete, p.buf, { force = true })
@@ -262,30 +156,102 @@ local function teardown(p)
   if was_current and p.prev_win and api.nvim_win_is_valid(p.prev_win) then
     pcall(api.nvim_set_current_win, p.prev_win)
   end
+  return was_current
 end
 
-local show_next, start_countdown
+local show_next, start_countdown, retitle
 
 ---@param p minime.permission.Prompt
 ---@param option_id string?
 ---@param remember? boolean
-local function answer(p, option_id, remember)
+---@param reason? string
+local function answer(p, option_id, remember, reason)
   if p.done then
     return
   end
   p.done = true
   current = nil
-  teardown(p)
-  local ok, err = pcall(p.on_answer, option_id, remember)
+  local answering = teardown(p)
+  local ok, err = pcall(p.on_answer, option_id, remember, reason)
   if not ok then
     record(err)
   end
-  show_next()
+  -- The user was answering prompts in the float: the next one may take focus (after its delay).
+  show_next(answering)
+end
+
+--- Keys of the float: each does nothing until the prompt is live.
+---@param p minime.permission.Prompt
+---@param first integer row before the first option
+local function map_keys(p, first)
+  local options = view.options(p.req)
+  local function map(lhs, fn, desc)
+    vim.keymap.set("n", lhs, function()
+      if live(p) then
+        fn()
+      end
+    end, { buffer = p.buf, nowait = true, desc = "minime: " .. desc })
+  end
+  for i = 1, math.min(#options, 9) do
+    map(tostring(i), function()
+      answer(p, options[i].option_id)
+    end, "answer " .. window.oneline(options[i].name))
+  end
+  local allow = view.remember_option(p.req)
+  map("<CR>", function()
+    local row = api.nvim_win_get_cursor(0)[1]
+    if options[row - first] then
+      answer(p, options[row - first].option_id)
+    elseif allow and row == first + #options + 1 then
+      answer(p, allow, true)
+    end
+  end, "answer the option under the cursor")
+  for _, lhs in ipairs({ "q", "<Esc>" }) do
+    map(lhs, function()
+      answer(p, nil)
+    end, "reject")
+  end
+  if allow then
+    map("a", function()
+      answer(p, allow, true)
+    end, "allow this exact request again without asking, until :MiniMeReset")
+  end
+end
+
+--- Keys typed in the first `key_delay` seconds after the float took focus do nothing.
+---@param p minime.permission.Prompt
+local function start_delay(p)
+  local delay = (tonumber(M.config.key_delay) or 0) * 1000
+  if delay <= 0 then
+    return
+  end
+  p.live_at = now_ms() + delay
+  p.delay_timer = assert(vim.uv.new_timer())
+  p.delay_timer:start(math.ceil(delay), 0, vim.schedule_wrap(function()
+    p.live_at = nil -- a timer may fire a little before hrtime reaches live_at
+    if not p.done and current == p then
+      retitle()
+    end
+  end))
+end
+
+--- Say once that a prompt waits, and how to answer it.
+---@param p minime.permission.Prompt
+local function ring(p)
+  local title = view.str(p.req.title) ~= "" and window.oneline(p.req.title) or "a tool call"
+  if vim.fn.strchars(title) > 120 then
+    title = vim.fn.strcharpart(title, 0, 120) .. "…" -- the float shows it whole
+  end
+  vim.notify(
+    ("minime: permission asked: %s — :MiniMePermission to answer"):format(view.safe(title)),
+    vim.log.levels.WARN
+  )
 end
 
 ---@param p minime.permission.Prompt
-local function show(p)
-  local lines, marks, first, has_diff = render(p.req)
+---@param answering? boolean the user just answered the previous prompt in its float
+local function show(p, answering)
+  local lines, marks, first, has_diff = view.render(p.req)
   local buf = window.scratch("permission")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   for _, m in ipairs(marks) do
@@ -297,44 +263,22 @@ local function show(p)
     vim.bo[buf].filetype = "diff"
   end
   p.buf = buf
-
-  local options = type(p.req.options) == "table" and p.req.options or {}
-  local map = function(lhs, fn, desc)
-    vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "minime: " .. desc })
-  end
-  for i = 1, math.min(#options, 9) do
-    map(tostring(i), function()
-      answer(p, options[i].option_id)
-    end, "answer " .. window.oneline(options[i].name))
-  end
-  map("<CR>", function()
-    local i = api.nvim_win_get_cursor(0)[1] - first
-    if options[i] then
-      answer(p, options[i].option_id)
-    end
-  end, "answer the option under the cursor")
-  for _, lhs in ipairs({ "q", "<Esc>" }) do
-    map(lhs, function()
-      answer(p, nil)
-    end, "dismiss (reject)")
-  end
-  local allow = remember_option(p.req)
-  if allow then
-    map("a", function()
-      answer(p, allow, true)
-    end, "allow, and always for this session (client side)")
-  end
+  map_keys(p, first)
   local timeout = tonumber(p.req.timeout)
   if timeout and timeout > 0 then
     p.deadline = now_ms() + timeout * 1000
   end
 
   p.prev_win = api.nvim_get_current_win()
-  -- Not entered from the command line: the user is typing, and switching could fail there.
-  local enter = M.config.focus and api.nvim_get_mode().mode:sub(1, 1) ~= "c"
+  local mode = api.nvim_get_mode()
+  local enter = M.config.focus
+    and (answering and not mode.blocking and mode.mode == "n" or not M.busy())
+  if enter then
+    start_delay(p)
+  end
   local ok, win = pcall(api.nvim_open_win, buf, enter, win_config(p, lines))
   if not ok and enter then
-    enter = false
+    enter, p.live_at = false, nil
     win = api.nvim_open_win(buf, false, win_config(p, lines))
   elseif not ok then
     error(win, 0)
@@ -342,10 +286,10 @@ local function show(p)
   p.win = win
   -- Show the options: the cursor on the first one scrolls a long diff to its end.
   pcall(api.nvim_win_set_cursor, p.win, { math.min(first + 1, #lines), 0 })
-  if enter then
-    vim.cmd.stopinsert()
+  if not enter then
+    ring(p)
   end
-  -- Closed some other way (:q, <C-w>c): a dismissal. Scheduled: no new float in WinClosed.
+  -- Closed some other way (:q, <C-w>c): a rejection. Scheduled: no new float in WinClosed.
   api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(p.win),
     once = true,
@@ -360,27 +304,29 @@ local function show(p)
   end
 end
 
-show_next = function()
+---@param answering? boolean
+show_next = function(answering)
   while not current and #queue > 0 do
     local p = table.remove(queue, 1)
     current = p
-    local ok, err = pcall(show, p)
+    local ok, err = pcall(show, p, answering)
     if not ok then
       -- A prompt that cannot be shown must still be answered, or the agent waits forever.
       M.errors[#M.errors + 1] = tostring(err)
+      vim.notify("minime: a permission prompt could not be shown (rejected): " .. tostring(err))
       answer(p, nil)
     end
   end
 end
 
-local function retitle()
+retitle = function()
   if current and current.win and api.nvim_win_is_valid(current.win) then
     local lines = api.nvim_buf_get_lines(current.buf, 0, -1, false)
     api.nvim_win_set_config(current.win, win_config(current, lines))
   end
 end
 
---- The title counts down each second; at zero the prompt is dismissed (the agent: rejected).
+--- The title counts down each second; at zero the prompt is rejected.
 ---@param p minime.permission.Prompt
 start_countdown = function(p)
   p.timer = assert(vim.uv.new_timer())
@@ -393,11 +339,11 @@ start_countdown = function(p)
       vim.notify(
         ("minime: no answer within %s s — rejected: %s"):format(
           tostring(p.req.timeout),
-          window.oneline(str(p.req.title))
+          view.safe(window.oneline(view.str(p.req.title)))
         ),
         vim.log.levels.WARN
       )
-      answer(p, nil)
+      answer(p, nil, nil, "timeout")
       return
     end
     retitle()
@@ -408,10 +354,10 @@ start_countdown = function(p)
   tick()
 end
 
---- Ask the user; `on_answer(option_id|nil, remember)` is called exactly once (unless
+--- Ask the user; `on_answer(option_id|nil, remember, reason)` is called exactly once (unless
 --- `close(req.id)`).
 ---@param req table see the module header
----@param on_answer fun(option_id: string?, remember: boolean?)
+---@param on_answer fun(option_id: string?, remember: boolean?, reason: string?)
 function M.open(req, on_answer)
   queue[#queue + 1] = { req = req, on_answer = on_answer }
   if current then
@@ -426,8 +372,8 @@ end
 ---@param id any
 ---@return boolean
 function M.close(id)
-  id = str(id)
-  if current and str(current.req.id) == id then
+  id = view.str(id)
+  if current and view.str(current.req.id) == id then
     local p = current
     p.done, current = true, nil
     teardown(p)
@@ -435,7 +381,7 @@ function M.close(id)
     return true
   end
   for i, p in ipairs(queue) do
-    if str(p.req.id) == id then
+    if view.str(p.req.id) == id then
       table.remove(queue, i)
       retitle()
       return true
@@ -463,15 +409,35 @@ function M.win()
   return current and current.win
 end
 
---- Enter the float of the shown prompt (when config.focus is false).
+--- Whether the shown prompt's keys work (false during its key delay, or with none shown).
+---@return boolean
+function M.live()
+  return current ~= nil and live(current)
+end
+
+--- Enter the float of the oldest pending prompt (the shown one): :MiniMePermission. The user
+--- chose to go there, so its keys work at once.
 ---@return boolean
 function M.focus()
   local win = M.win()
-  if win and api.nvim_win_is_valid(win) then
-    api.nvim_set_current_win(win)
-    return true
+  if not (win and api.nvim_win_is_valid(win)) then
+    return false
   end
-  return false
+  if api.nvim_get_current_win() ~= win then
+    current.prev_win = api.nvim_get_current_win()
+    api.nvim_set_current_win(win)
+  end
+  if api.nvim_get_mode().mode:sub(1, 1) == "i" then
+    vim.cmd.stopinsert()
+  end
+  return true
+end
+
+--- :MiniMePermission: go to the oldest pending prompt, or say there is none.
+function M.jump()
+  if not M.focus() then
+    vim.notify("minime: no permission prompt is waiting", vim.log.levels.INFO)
+  end
 end
 
 --- Merge options into the config (see minime.permission.Config).
@@ -482,7 +448,9 @@ end
 
 api.nvim_create_autocmd("VimResized", {
   group = api.nvim_create_augroup("minime.ui.permission", { clear = true }),
-  callback = retitle,
+  callback = function()
+    retitle()
+  end,
 })
 
 return M

@@ -68,7 +68,7 @@ class Host:
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.prompts = Prompts(
-            self.lua, lambda: self.options, self._flush, self.loop_thread.call_soon
+            self.lua, lambda: self.options, self._flush, self.loop_thread.call_soon, self._notice
         )
         self.renderer: Renderer | None = None
         handler = RingLog(self.log_lines)
@@ -443,6 +443,10 @@ class Host:
 
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
         return await self.prompts.ask(request, self._cwd_of(request.session_id))
+
+    def _notice(self, cwd: str, text: str) -> None:
+        if cwd:
+            self.render(cwd, {"kind": "notice", "text": clean(text)})
 
     def _flush(self) -> None:
         if self.renderer is not None:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import fnmatch
 import itertools
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from .. import permissions
+from .. import permission_rules, permissions
 from ..model import PermissionRequest
 from .render import clean, clean_all
 
@@ -26,23 +25,31 @@ class Prompts:
         options: Callable[[], dict[str, Any]],
         before_prompt: Callable[[], None],
         call_soon: Callable[..., None],
+        note: Callable[[str, str], None] = lambda cwd, text: None,
     ) -> None:
         self._lua = lua
+        self._note = note  # a line in the cwd's turn: who answered, when it was not the user
         self._options = options
         self._before_prompt = before_prompt
         self._call_soon = call_soon
         self._pending: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
-        # "Always for this session", kept on the client side: (session id, title) → option id.
-        self._remembered: dict[tuple[str, str], str] = {}
+        # `a` in the float, kept on the client side: (session id, kind, title) → option id.
+        self._remembered: dict[tuple[str, str, str], str] = {}
 
     async def ask(self, request: PermissionRequest, cwd: str) -> permissions.Decision:
-        rule = self._rule_for(request)
-        if rule is not None:
-            return rule
         call = request.tool_call
-        remembered = self._remembered.get((request.session_id, call.title))
+        rules = self._options().get("permission_rules") or []
+        match, skipped = permission_rules.first_match(rules, call.title, call.kind)
+        if match is not None:
+            verb = "allowed" if match.decision == "allow" else "rejected"
+            log.info("permission rule %r answered %s for %r", match.pattern, verb, call.title)
+            self._note(cwd, f"permission {call.title!r}: {verb} by rule {match.pattern!r}")
+            return permissions.ALLOW if match.decision == "allow" else permissions.REJECT
+        key = (request.session_id, call.kind or "", call.title)
+        remembered = self._remembered.get(key)
         if remembered is not None:
+            self._note(cwd, f"permission {call.title!r}: allowed again (you pressed `a` for it)")
             return permissions.choose(remembered)
         prompt_id = next(self._ids)
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -63,6 +70,11 @@ class Prompts:
                     for o in request.options
                 ],
                 "timeout": self._options().get("permission_timeout"),
+                "skipped": [
+                    f"rule {s.pattern!r} not applied: the text its wildcard matched holds "
+                    "shell control characters (; & | < > ` $( or a newline)"
+                    for s in skipped
+                ],
             },
         )
         try:
@@ -72,12 +84,15 @@ class Prompts:
             raise
         finally:
             self._pending.pop(prompt_id, None)
-        if isinstance(answer, dict) and answer.get("remember"):
-            self._remembered[(request.session_id, call.title)] = answer["option_id"]
-            return permissions.choose(answer["option_id"])
-        if isinstance(answer, str):
-            return permissions.choose(answer)
-        return permissions.REJECT
+        if answer.get("reason") == "timeout":
+            seconds = self._options().get("permission_timeout")
+            self._note(cwd, f"permission {call.title!r}: rejected, no answer within {seconds} s")
+        option_id = answer.get("option_id")
+        if not isinstance(option_id, str):
+            return permissions.REJECT
+        if answer.get("remember"):
+            self._remembered[key] = option_id
+        return permissions.choose(option_id)
 
     def answer(self, payload: dict[str, Any]) -> None:
         """Lua's answer (pynvim's thread): hand it to the waiting request on the ACP loop."""
@@ -85,19 +100,12 @@ class Prompts:
         if future is None or future.done():
             return
         option_id = payload.get("option_id")
-        remember = payload.get("remember") is True and isinstance(option_id, str)
-        answer = {"option_id": option_id, "remember": True} if remember else option_id
+        answer = {
+            "option_id": option_id if isinstance(option_id, str) else None,
+            "remember": payload.get("remember") is True,
+            "reason": payload.get("reason"),
+        }
         self._call_soon(_settle, future, answer)
-
-    def _rule_for(self, request: PermissionRequest) -> permissions.Decision | None:
-        title = request.tool_call.title
-        for rule in self._options().get("permission_rules") or []:
-            pattern = rule.get("pattern") if isinstance(rule, dict) else None
-            if isinstance(pattern, str) and fnmatch.fnmatchcase(title, pattern):
-                decision = rule.get("decision")
-                log.info("permission rule %r answered %s for %r", pattern, decision, title)
-                return permissions.ALLOW if decision == "allow" else permissions.REJECT
-        return None
 
 
 def _settle(future: concurrent.futures.Future[Any], answer: Any) -> None:

@@ -1,0 +1,233 @@
+--- What a permission float says: the request (title, kind, input, diffs) and what each answer
+--- does. Any text an agent sends is made safe for a buffer line here (newlines in keys or
+--- paths, control characters, huge values): a request that cannot be drawn cannot be seen.
+local window = require("minime.ui.window")
+
+local M = {}
+
+--- Bytes of one line shown; the rest is counted, not dropped silently.
+M.MAX_LINE = 20000
+--- Lines of one request shown.
+M.MAX_LINES = 5000
+
+local function str(x)
+  if x == nil or x == vim.NIL then
+    return ""
+  end
+  return type(x) == "string" and x or tostring(x)
+end
+M.str = str
+
+local function split(s)
+  local lines = vim.split((s:gsub("\r\n", "\n")), "\n", { plain = true })
+  if #lines > 1 and lines[#lines] == "" then
+    lines[#lines] = nil
+  end
+  return lines
+end
+
+--- One buffer line from any text: a newline shows as ⏎ (nvim_buf_set_lines refuses it; other
+--- control characters Neovim shows as ^X itself), an overlong line is cut at a character
+--- boundary and says how much is left.
+---@param s any
+---@return string
+function M.safe(s)
+  s = str(s):gsub("\n", "⏎")
+  if #s > M.MAX_LINE then
+    local cut = M.MAX_LINE + vim.str_utf_start(s, M.MAX_LINE + 1)
+    s = ("%s … [%d more bytes]"):format(s:sub(1, cut), #s - cut)
+  end
+  return s
+end
+
+--- What each ACP option kind does, in words (the agent's own label comes first).
+M.kind_words = {
+  allow_once = "allow once",
+  allow_always = "allow always (remembered by the agent)",
+  reject_once = "reject once",
+  reject_always = "reject always (remembered by the agent)",
+}
+
+M.REMEMBER_LINE = "a. allow this exact request again without asking, until :MiniMeReset"
+
+local option_hl = {
+  allow_once = "MiniMeOptionAllow",
+  allow_always = "MiniMeOptionAllow",
+  reject_once = "MiniMeOptionReject",
+  reject_always = "MiniMeOptionReject",
+}
+
+--- The input as `key: value` lines; multi-line strings go on indented lines beneath, or
+--- are summarised when a diff already shows them.
+---@param input any
+---@param has_diff boolean
+---@return string[]
+local function input_lines(input, has_diff)
+  if type(input) ~= "table" then
+    return (input ~= nil and input ~= vim.NIL) and { "input: " .. window.oneline(input) } or {}
+  end
+  local keys = vim.tbl_keys(input)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
+  local lines = {}
+  for _, k in ipairs(keys) do
+    local v = input[k]
+    local head = tostring(k) .. ": "
+    if type(v) == "string" and v:find("\n") then
+      local vl = split(v)
+      if has_diff then
+        lines[#lines + 1] = ("%s(%d lines)"):format(head, #vl)
+      else
+        lines[#lines + 1] = head
+        for _, l in ipairs(vl) do
+          lines[#lines + 1] = "  " .. l
+        end
+      end
+    elseif type(v) == "string" then
+      lines[#lines + 1] = head .. v
+    else
+      local ok, s = pcall(vim.json.encode, v)
+      lines[#lines + 1] = head .. window.oneline(ok and s or vim.inspect(v))
+    end
+  end
+  return lines
+end
+
+--- A unified diff of one diff content item.
+---@return string[]
+local function diff_lines(item)
+  local path = str(item.path)
+  local old, new = str(item.oldText), str(item.newText)
+  local lines = {
+    "--- " .. ((item.oldText == nil or item.oldText == vim.NIL) and "/dev/null" or "a/" .. path),
+    "+++ b/" .. path,
+  }
+  -- Without a final newline on both sides, the last line would show as changed.
+  if old ~= "" and old:sub(-1) ~= "\n" then
+    old = old .. "\n"
+  end
+  if new ~= "" and new:sub(-1) ~= "\n" then
+    new = new .. "\n"
+  end
+  local diff = vim.text and vim.text.diff or vim.diff
+  local ok, d = pcall(diff, old, new, { result_type = "unified", ctxlen = 3 })
+  if not ok then
+    lines[#lines + 1] = "(diff failed: " .. window.oneline(d) .. ")"
+  elseif d == "" then
+    lines[#lines + 1] = "(no changes)"
+  else
+    vim.list_extend(lines, split(d))
+  end
+  return lines
+end
+
+--- The allow-once option `a` answers (remembered by the host for the session), if offered.
+---@param req table
+---@return string?
+function M.remember_option(req)
+  for _, o in ipairs(type(req.options) == "table" and req.options or {}) do
+    if type(o) == "table" and str(o.kind) == "allow_once" then
+      return o.option_id
+    end
+  end
+  return nil
+end
+
+---@param req table
+---@return table[]
+function M.options(req)
+  local options = {}
+  for _, o in ipairs(type(req.options) == "table" and req.options or {}) do
+    if type(o) == "table" then
+      options[#options + 1] = o
+    end
+  end
+  return options
+end
+
+---@param req table
+---@return string[] lines
+---@return table[] marks {row, col, end_col, group}
+---@return integer first row of the options (0-based)
+---@return boolean has_diff
+function M.render(req)
+  local lines, marks = {}, {}
+  local function add(line, group)
+    line = str(line):gsub("\n", "⏎")
+    lines[#lines + 1] = line
+    if group then
+      marks[#marks + 1] = { #lines - 1, 0, #line, group }
+    end
+  end
+  local content = type(req.content) == "table" and req.content or {}
+  local has_diff = false
+  for _, item in ipairs(content) do
+    has_diff = has_diff or (type(item) == "table" and item.type == "diff")
+  end
+
+  local title = str(req.title) ~= "" and window.oneline(req.title) or "Permission"
+  add(title, "MiniMeTitle")
+  if str(req.tool_kind) ~= "" then
+    add("kind: " .. window.oneline(req.tool_kind), "MiniMeToolKind")
+  end
+  vim.list_extend(lines, input_lines(req.input, has_diff))
+  for _, note in ipairs(type(req.skipped) == "table" and req.skipped or {}) do
+    add("(" .. window.oneline(note) .. ")", "Comment")
+  end
+  for _, item in ipairs(content) do
+    add("")
+    if type(item) ~= "table" then
+      add(window.oneline(item))
+    elseif item.type == "diff" then
+      vim.list_extend(lines, diff_lines(item))
+    elseif item.type == "text" or item.type == "content" then
+      local text = item.text or (type(item.content) == "table" and item.content.text)
+      vim.list_extend(lines, split(str(text)))
+    else
+      add("[" .. str(item.type) .. "]", "Comment")
+    end
+  end
+  -- Whatever came in above, each line is now one safe buffer line, and there are not too many.
+  if #lines > M.MAX_LINES then
+    local more = #lines - M.MAX_LINES
+    lines = vim.list_slice(lines, 1, M.MAX_LINES)
+    lines[#lines + 1] = ("… [%d more lines not shown: reject if unsure]"):format(more)
+  end
+  for i, l in ipairs(lines) do
+    lines[i] = M.safe(l)
+  end
+  add("")
+  local first = #lines
+  local options = M.options(req)
+  for i, o in ipairs(options) do
+    local key = i <= 9 and tostring(i) or " "
+    local kind = str(o.kind)
+    local line = ("%s. %s"):format(key, window.oneline(o.name or o.option_id))
+    local label_end = #line
+    if M.kind_words[kind] then
+      line = line .. " — " .. M.kind_words[kind]
+    end
+    add(line)
+    marks[#marks + 1] = { #lines - 1, 0, #key + 1, "MiniMeOptionKey" }
+    if option_hl[kind] then
+      marks[#marks + 1] = { #lines - 1, #key + 2, label_end, option_hl[kind] }
+    end
+    if #line > label_end then
+      marks[#marks + 1] = { #lines - 1, label_end, #line, "Comment" }
+    end
+  end
+  if M.remember_option(req) then
+    add(M.REMEMBER_LINE)
+    marks[#marks + 1] = { #lines - 1, 0, 2, "MiniMeOptionKey" }
+  end
+  if #options == 0 then
+    add("(the agent sent no options: q rejects)", "Comment")
+  end
+  for i = first + 1, #lines do
+    lines[i] = M.safe(lines[i])
+  end
+  return lines, marks, first, has_diff
+end
+
+return M
