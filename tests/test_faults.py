@@ -1,5 +1,5 @@
 """Faults and bad input, through the plugin: a real headless Neovim, the Lua layer, the Python
-host and the fake mm (demo/mm). Each test asserts what the user sees — the turn float, the
+host and the fake mm (tests/fake/mm). Each test asserts what the user sees — the turn float, the
 notifications — and, for processes, that nothing of ours is left (by pid and process group).
 
 The wire-level faults share one Neovim (``wire``): each is one turn of the same session, which
@@ -300,10 +300,11 @@ def test_an_invalid_utf8_line_is_dropped_and_the_turn_goes_on(ed: Editor) -> Non
 def test_a_request_for_an_unknown_method_is_answered_method_not_found(ed: Editor) -> None:
     done, text = ed.turn("/call _vendor/unknown {}\n/say on")
     assert done["stop_reason"] == "end_turn"
+    # mm reads the error as Go's RequestError.Error(): with the data the client's SDK put in.
     assert (
-        '_vendor/unknown -> [client tool error: {"code":-32601,"message":"Method not found"}]'
-        in (text)
-    )
+        '_vendor/unknown -> [client tool error: {"code":-32601,"message":"Method not found",'
+        '"data":{"method":"_vendor/unknown"}}]'
+    ) in text
     assert "on" in text.splitlines()
 
 
