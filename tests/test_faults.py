@@ -107,6 +107,27 @@ def test_a_crash_mid_turn_keeps_the_text_so_far_and_the_next_ask_restarts(
         assert ed.agent_pid() != first, "the next ask starts a new agent"
 
 
+def test_an_mm_error_reaches_the_user_in_mm_words(tmp_path: Path) -> None:
+    """mm (Go SDK) fails a turn with -32603 ``Internal error`` and its words in ``data.error``:
+    the float shows those words, never ``None``, and the same agent answers the next ask."""
+    with editor(tmp_path) as ed:
+        pid = ed.agent_pid()
+        done, text = ed.turn("/say partial\n/error the model server answered 503")
+        assert done["stop_reason"] == "error"
+        assert "partial" in text
+        line = error_line(text)
+        assert line.startswith(
+            "✗ error: turn failed: Internal error (-32603): the model server answered 503"
+        ), line
+        assert "None" not in line
+        sent = [m["msg"] for m in trace(tmp_path / "trace.jsonl") if m["dir"] == "out"]
+        errors = [m["error"] for m in sent if "error" in m]
+        assert [e["data"] for e in errors] == [{"error": "the model server answered 503"}]
+        done, text = ed.turn("/say next")
+        assert done["stop_reason"] == "end_turn" and "next" in text.splitlines()
+        assert ed.agent_pid() == pid
+
+
 def test_a_crash_while_a_permission_prompt_is_open_closes_the_prompt(tmp_path: Path) -> None:
     with editor(tmp_path) as ed:
         count = len(ed.done()) + 1
