@@ -20,7 +20,9 @@ async def serve(agent: ScriptedMM) -> str:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     reader, writer = await wire.stdio()
     path = agent.config.fake.get("trace")
-    trace = open(path, "a", encoding="utf-8", buffering=1) if path else None  # noqa: SIM115
+    trace = None
+    if path:  # errors="replace": a fault command's line may hold a lone surrogate
+        trace = open(path, "a", encoding="utf-8", errors="replace", buffering=1)  # noqa: SIM115
     agent.wire = wire.Connection(reader, writer, agent.handle, agent.notified, trace)
     why = await agent.wire.run()
     await agent.closed(why)
