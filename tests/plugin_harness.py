@@ -14,7 +14,9 @@ from typing import Any
 import yaml
 from nvim_harness import REPO, start, wait_for
 
-DEMO_MM = str(REPO / "demo" / "mm")
+# The fake mm (tests/fake_mm.py: the demo's scripted mm plus faults) as an executable named mm.
+FAKE_MM_BIN = str(REPO / "tests" / "fake" / "mm")
+DEMO_MM = str(REPO / "demo" / "mm")  # the offline demo agent itself, without the faults
 
 ALLOW_CLIENT_TOOLS = [{"pattern": "client: *", "decision": "allow"}]
 
@@ -240,7 +242,7 @@ def editor_with(cwd: Path, opts: Any, before: str = "", **kw: Any) -> Iterator[E
 def editor(tmp_path: Path, **opts: Any) -> Iterator[Editor]:
     """A Neovim whose plugin is set up with ``opts`` (default: the fake mm, ``agent_file``),
     waiting up to 30 s by default."""
-    opts.setdefault("mm", DEMO_MM)
+    opts.setdefault("mm", FAKE_MM_BIN)
     if "agent" not in opts and "config" not in opts:
         opts["config"] = agent_file(tmp_path)
     with editor_with(tmp_path, opts, timeout=30.0) as ed:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from nvim_harness import REPO, wait_for
-from plugin_harness import DEMO_MM, Editor, agent_file
+from plugin_harness import FAKE_MM_BIN, Editor, agent_file
 from plugin_harness import editor_with as harness_editor_with
 
 FAKE_MM = REPO / "tests" / "fake_mm.py"
@@ -131,7 +131,7 @@ def test_setup_refuses_an_older_neovim_plainly(tmp_path: Path) -> None:
 
 def test_checkhealth_reports_versions_the_agent_and_a_live_initialize(tmp_path: Path) -> None:
     config = agent_file(tmp_path)
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": config}) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": config}) as ed:
         text = health(ed)
     version = ".".join(map(str, sys.version_info[:3]))
     from importlib import metadata
@@ -141,7 +141,7 @@ def test_checkhealth_reports_versions_the_agent_and_a_live_initialize(tmp_path: 
     assert f"OK pynvim {metadata.version('pynvim')}" in text
     assert "OK the ACP SDK (agent-client-protocol) 0.12.1" in text
     assert f"OK msgspec {metadata.version('msgspec')}" in text
-    assert f"OK mm: {DEMO_MM}" in text
+    assert f"OK mm: {FAKE_MM_BIN}" in text
     assert f"OK agent file: {config} (discovery request: acp.clientTools.discovery)" in text
     assert "OK live check: mm 0.0.0-fake (mini-me (fake)) answered initialize in" in text
     assert "capabilities: loadSession" in text
@@ -153,7 +153,7 @@ def test_checkhealth_reports_versions_the_agent_and_a_live_initialize(tmp_path: 
 
 def test_checkhealth_warns_when_discovery_disagrees_with_the_agent_file(tmp_path: Path) -> None:
     config = agent_file(tmp_path)
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": config, "discovery": "meta"}) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": config, "discovery": "meta"}) as ed:
         text = health(ed)
     assert 'WARNING discovery = "meta" in setup() disagrees with the agent file ("request")' in text
     assert "Remove `discovery` from setup()," in text
@@ -161,7 +161,8 @@ def test_checkhealth_warns_when_discovery_disagrees_with_the_agent_file(tmp_path
 
 
 def test_checkhealth_says_how_to_fix_a_missing_python(tmp_path: Path) -> None:
-    opts = {"python": str(tmp_path / "no-python"), "mm": DEMO_MM, "config": agent_file(tmp_path)}
+    config = agent_file(tmp_path)
+    opts = {"python": str(tmp_path / "no-python"), "mm": FAKE_MM_BIN, "config": config}
     with editor_with(tmp_path, opts) as ed:
         text = health(ed)
     assert f"ERROR {tmp_path}/no-python cannot run the host's health check" in text
@@ -181,7 +182,7 @@ def test_checkhealth_reports_an_agent_that_dies_and_one_that_never_answers(
     tmp_path: Path,
 ) -> None:
     dying = agent_file(tmp_path, name="dying.yaml", fake={"exit_before_initialize": 3})
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": dying}) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": dying}) as ed:
         text = health(ed)
     assert "ERROR live check: the agent did not start:" in text
     assert "exit status 3" in text and "fatal: cannot reach the model server" in text
@@ -189,7 +190,7 @@ def test_checkhealth_reports_an_agent_that_dies_and_one_that_never_answers(
 
     deaf = agent_file(tmp_path, name="deaf.yaml", fake={"never_initialize": True})
     before = "package.loaded['minime.health'] = nil; require('minime.health').live_timeout = 2"
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": deaf}, before) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": deaf}, before) as ed:
         text = health(ed)
     assert "did not answer initialize within 2 s" in text
     assert running_with(deaf) == []
@@ -216,7 +217,7 @@ def test_rules_answer_without_a_float(tmp_path: Path) -> None:
         {"pattern": "client: *", "decision": "allow"},
         {"pattern": "bash: rm *", "decision": "reject"},
     ]
-    opts = {"mm": DEMO_MM, "config": agent_file(tmp_path), "permission_rules": rules}
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), "permission_rules": rules}
     with editor_with(tmp_path, opts) as ed:
         ed.ask("/bash git status -s\n/tool open_buffers\n/bash rm -rf build")
         assert ed.wait_done()["stop_reason"] == "end_turn"
@@ -234,7 +235,7 @@ def test_rules_answer_without_a_float(tmp_path: Path) -> None:
 
 
 def test_a_remembers_always_for_this_session_on_the_client_side(tmp_path: Path) -> None:
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": agent_file(tmp_path)}) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}) as ed:
         ed.ask("/bash make\n/bash make\n/bash make test")
         win = ed.permission_win()
         assert "a allow again" in chrome(ed.float_config(win)["footer"])
@@ -260,7 +261,7 @@ def test_a_remembers_always_for_this_session_on_the_client_side(tmp_path: Path) 
 
 
 def test_an_unanswered_prompt_is_rejected_after_the_timeout(tmp_path: Path) -> None:
-    opts = {"mm": DEMO_MM, "config": agent_file(tmp_path), "permission": {"timeout": 2}}
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), "permission": {"timeout": 2}}
     with editor_with(tmp_path, opts) as ed:
         ed.ask("/bash rm -rf build")
         win = ed.permission_win()
@@ -282,7 +283,7 @@ def test_an_unanswered_prompt_is_rejected_after_the_timeout(tmp_path: Path) -> N
 
 
 def test_no_timeout_by_default(tmp_path: Path) -> None:
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": agent_file(tmp_path)}) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}) as ed:
         ed.ask("/bash ls")
         win = ed.permission_win()
         title = chrome(ed.float_config(win)["title"])
@@ -315,7 +316,7 @@ def stored_sessions(cwd: str) -> list[dict[str, Any]]:
 def test_sessions_lists_and_loads_one_with_its_history(tmp_path: Path) -> None:
     cwd = os.path.realpath(tmp_path)
     config = agent_file(tmp_path, fake={"load_sessions": stored_sessions(cwd)})
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": config}) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": config}) as ed:
         ed.nvim.command("MiniMeSessions")
         picks = wait_for(lambda: ed.lua("return _G.picks"), 20, message="for vim.ui.select")
         assert picks == [
@@ -348,7 +349,7 @@ def test_sessions_lists_and_loads_one_with_its_history(tmp_path: Path) -> None:
 
 
 def test_sessions_says_so_when_there_are_none(tmp_path: Path) -> None:
-    with editor_with(tmp_path, {"mm": DEMO_MM, "config": agent_file(tmp_path)}) as ed:
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}) as ed:
         ed.nvim.command("MiniMeSessions")
         ed.wait_note(f"minime: no earlier sessions of mini-me (fake) for {ed.cwd}")
         assert ed.lua("return _G.picks") == []

@@ -1,5 +1,5 @@
 """Faults and bad input, through the plugin: a real headless Neovim, the Lua layer, the Python
-host and the fake mm (demo/mm). Each test asserts what the user sees — the turn float, the
+host and the fake mm (tests/fake/mm). Each test asserts what the user sees — the turn float, the
 notifications — and, for processes, that nothing of ours is left (by pid and process group).
 
 The wire-level faults share one Neovim (``wire``): each is one turn of the same session, which
@@ -105,6 +105,27 @@ def test_a_crash_mid_turn_keeps_the_text_so_far_and_the_next_ask_restarts(
         assert "Traceback" not in text
         assert process_gone(first)
         assert ed.agent_pid() != first, "the next ask starts a new agent"
+
+
+def test_an_mm_error_reaches_the_user_in_mm_words(tmp_path: Path) -> None:
+    """mm (Go SDK) fails a turn with -32603 ``Internal error`` and its words in ``data.error``:
+    the float shows those words, never ``None``, and the same agent answers the next ask."""
+    with editor(tmp_path) as ed:
+        pid = ed.agent_pid()
+        done, text = ed.turn("/say partial\n/error the model server answered 503")
+        assert done["stop_reason"] == "error"
+        assert "partial" in text
+        line = error_line(text)
+        assert line.startswith(
+            "✗ error: turn failed: Internal error (-32603): the model server answered 503"
+        ), line
+        assert "None" not in line
+        sent = [m["msg"] for m in trace(tmp_path / "trace.jsonl") if m["dir"] == "out"]
+        errors = [m["error"] for m in sent if "error" in m]
+        assert [e["data"] for e in errors] == [{"error": "the model server answered 503"}]
+        done, text = ed.turn("/say next")
+        assert done["stop_reason"] == "end_turn" and "next" in text.splitlines()
+        assert ed.agent_pid() == pid
 
 
 def test_a_crash_while_a_permission_prompt_is_open_closes_the_prompt(tmp_path: Path) -> None:
@@ -301,10 +322,11 @@ def test_an_invalid_utf8_line_is_dropped_and_the_turn_goes_on(ed: Editor) -> Non
 def test_a_request_for_an_unknown_method_is_answered_method_not_found(ed: Editor) -> None:
     done, text = ed.turn("/call _vendor/unknown {}\n/say on")
     assert done["stop_reason"] == "end_turn"
+    # mm reads the error as Go's RequestError.Error(): with the data the client's SDK put in.
     assert (
-        '_vendor/unknown -> [client tool error: {"code":-32601,"message":"Method not found"}]'
-        in (text)
-    )
+        '_vendor/unknown -> [client tool error: {"code":-32601,"message":"Method not found",'
+        '"data":{"method":"_vendor/unknown"}}]'
+    ) in text
     assert "on" in text.splitlines()
 
 

@@ -79,7 +79,11 @@ def test_a_sync_handler_is_answered_minus_32800_while_its_thread_finishes(mm: Fa
         config = mm.config(yolo=True, client_tools={"timeout": "200ms"})
         async with mm.agent(config, tools=[minime.Tool("blocking", handle)]) as agent:
             text = (await agent.complete("/tool blocking {}")).text
-            assert text == "client_blocking -> [client tool error: context deadline exceeded]"
+            assert text == (
+                "client_blocking -> [client tool error: "
+                '{"code":-32603,"message":"Internal error",'
+                '"data":{"error":"context deadline exceeded"}}]'
+            )
             (wire,) = mm.sent(METHOD + "blocking")
             answer = await mm.until(lambda: mm.answer_to(wire["id"]), what="an answer")
             assert answer["error"]["code"] == -32800

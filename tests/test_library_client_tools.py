@@ -19,6 +19,10 @@ import pytest
 from conftest import FakeMM
 
 DEFAULT_METHOD = "_minime.py/tools/"
+# What mm reads of an expired deadline: the Go SDK's toReqErr(context.DeadlineExceeded).
+DEADLINE_ERROR = (
+    '{"code":-32603,"message":"Internal error","data":{"error":"context deadline exceeded"}}'
+)
 
 
 class Recorder:
@@ -242,7 +246,7 @@ def test_a_tool_source_that_never_answers_times_out_and_is_cancelled(mm: FakeMM)
         async with mm.agent(config, tools=tools, discovery="request") as agent:
             assert tools_seen((await agent.complete("/tools")).text) == []
             await mm.until(lambda: hang.cancelled, what="the list request to be cancelled")
-        line = "[acp] client tools: _org.mini-me/tools/list failed: context deadline exceeded"
+        line = f"[acp] client tools: _org.mini-me/tools/list failed: {DEADLINE_ERROR}"
         assert line in mm.stderr
 
     asyncio.run(main())
@@ -565,9 +569,10 @@ def test_an_unknown_method_is_answered_method_not_found(mm: FakeMM) -> None:
         async with mm.agent(yolo(mm), tools=[minime.Tool("t", Recorder())]) as agent:
             text = (await agent.complete("/call _nobody/home {}")).text
             assert (await agent.complete("/tool t {}")).text == "client_t -> ok"
-        assert (
-            text
-            == '_nobody/home -> [client tool error: {"code":-32601,"message":"Method not found"}]'
+        # mm reads a JSON-RPC error as Go's RequestError.Error(): with the data the SDK put in.
+        assert text == (
+            '_nobody/home -> [client tool error: {"code":-32601,"message":"Method not found",'
+            '"data":{"method":"_nobody/home"}}]'
         )
 
     asyncio.run(main())
@@ -581,7 +586,7 @@ def test_a_call_with_no_answer_in_time_is_cancelled(mm: FakeMM) -> None:
         async with mm.agent(config, tools=[minime.Tool("slow", hang)]) as agent:
             result = await agent.complete("/tool slow {}\n/say the turn goes on")
             assert result.text == (
-                "client_slow -> [client tool error: context deadline exceeded]\nthe turn goes on"
+                f"client_slow -> [client tool error: {DEADLINE_ERROR}]\nthe turn goes on"
             )
             assert result.stop_reason == "end_turn"
             await mm.until(lambda: hang.cancelled, what="the handler to be cancelled")
@@ -625,7 +630,8 @@ def test_every_result_is_cut_to_max_output(mm: FakeMM, fails: bool) -> None:
             events = [e async for e in agent.stream("/tool big {}")]
         (result,) = [e for e in events if e.kind == "tool_result"]
         assert result.output == fake_mm.truncate(seen, 100)
-        assert result.output.startswith(seen[:50]) and result.output.endswith(seen[-50:])
+        assert len(result.output) == 100, "maxOutput bounds what the model reads, marker included"
+        assert result.output.startswith(seen[:30]) and result.output.endswith(seen[-30:])
         assert "B" * 60 not in result.output
         assert events[-1].text == f"client_big -> {fake_mm.truncate(seen, 100)}"
 

@@ -150,28 +150,44 @@ def _rss_kb(pid: int) -> int:
 
 
 def test_a_turn_mm_ends_with_an_error_raises_it_with_mm_words(mm: FakeMM) -> None:
+    """mm's error is Go's: Internal error, its words in data.error; the user reads those words."""
+
     async def main() -> None:
         async with mm.agent() as agent:
-            with pytest.raises(minime.Error, match="the model went in circles") as caught:
+            with pytest.raises(minime.Error) as caught:
                 await agent.complete(
                     "/stderr warn: loop detected\n/error the model went in circles"
                 )
-            assert "-32603" in str(caught.value)
-            assert "warn: loop detected" in str(caught.value)
+            assert str(caught.value) == (
+                "turn failed: Internal error (-32603): the model went in circles"
+                " (last stderr line: warn: loop detected)"
+            )
             # The agent lives on.
             assert (await agent.complete("/say next")).text == "next"
+        (answer,) = [t["msg"] for t in mm.trace() if t["dir"] == "out" and "error" in t["msg"]]
+        assert answer["error"] == {
+            "code": -32603,
+            "message": "Internal error",
+            "data": {"error": "the model went in circles"},
+        }
 
     asyncio.run(main())
 
 
-def test_an_error_with_data_shows_the_data(mm: FakeMM) -> None:
+def test_the_loop_detector_stops_the_turn_in_mm_words(mm: FakeMM) -> None:
+    """The 6th identical bash call with the same answer ends the turn: mm's words, not None."""
+
     async def main() -> None:
-        async with mm.agent() as agent:
+        async with mm.agent(mm.config(yolo=True)) as agent:
             with pytest.raises(minime.Error) as caught:
-                await agent.complete("/error-data the model repeated the same bash call 6 times")
-        message = str(caught.value)
-        assert "Internal error" in message
-        assert "the model repeated the same bash call 6 times" in message
+                await agent.complete("\n".join(["/bash ls"] * 6 + ["/say never"]))
+            assert str(caught.value).startswith(
+                "turn failed: Internal error (-32603): "
+                "the model repeated the same bash call 6 times"
+            )
+            assert "None" not in str(caught.value)
+            five = await agent.complete("\n".join(["/bash ls"] * 5 + ["/say five are fine"]))
+            assert five.text.endswith("five are fine")
 
     asyncio.run(main())
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from conftest import process_gone
 from nvim_harness import REPO, start, wait_for
-from plugin_harness import DEMO_MM, Editor, agent_file, editor_with, init
+from plugin_harness import DEMO_MM, FAKE_MM_BIN, Editor, agent_file, editor_with, init
 
 VENV_PYTHON = str(Path(REPO) / ".venv" / "bin" / "python")
 
 
 @pytest.fixture
 def editor(tmp_path: Path) -> Iterator[Editor]:
-    opts = {"mm": DEMO_MM, "config": agent_file(tmp_path, trace=False)}
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path, trace=False)}
     with editor_with(tmp_path, opts) as ed:
         yield ed
 
@@ -177,7 +177,7 @@ def test_turn_done_notifies_when_the_float_is_hidden(editor: Editor) -> None:
 
 def test_no_process_is_left_after_quit(tmp_path: Path) -> None:
     config = agent_file(tmp_path, trace=False)
-    opts = {"mm": str(REPO / "demo" / "mm"), "config": config}
+    opts = {"mm": FAKE_MM_BIN, "config": config}
     with start(init(opts)) as nvim:
         nvim.command(f"cd {tmp_path}")
         ed = Editor(nvim, tmp_path)
@@ -216,7 +216,7 @@ def test_the_rplugin_route(tmp_path: Path) -> None:
         nvim.command("UpdateRemotePlugins")
     manifest = xdg / "nvim" / "rplugin.vim"
     assert "MiniMeNotify" in manifest.read_text()
-    opts = {"mm": str(REPO / "demo" / "mm"), "config": config, "host": "rplugin"}
+    opts = {"mm": DEMO_MM, "config": config, "host": "rplugin"}
     with start(prog + init(opts), env=env) as nvim:
         nvim.command(f"cd {tmp_path}")
         ed = Editor(nvim, tmp_path)

@@ -7,121 +7,16 @@ tests rely on the fake to do, it does.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import fake_mm
 import pytest
 from conftest import FAKE_MM, FakeMM
-
-Answer = Callable[[dict[str, Any]], Any]
-
-
-class RawClient:
-    """A minimal ACP client: JSON lines on the fake's stdio, mm's requests answered by ``answer``.
-
-    ``answer(message)`` returns the response body ({"result": …} or {"error": …}), or None to
-    leave the request unanswered.
-    """
-
-    def __init__(self, proc: asyncio.subprocess.Process, answer: Answer | None) -> None:
-        self.proc = proc
-        self.answer = answer or (lambda msg: {"error": {"code": -32601, "message": "nope"}})
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.notifications: list[dict[str, Any]] = []
-        self.requests: list[dict[str, Any]] = []
-        self.stderr: list[str] = []
-        self.ids = iter(range(1000, 10**6))
-        self.tasks = [asyncio.ensure_future(self._read()), asyncio.ensure_future(self._drain())]
-
-    @classmethod
-    async def start(cls, mm: FakeMM, config: str, answer: Answer | None = None) -> RawClient:
-        proc = await asyncio.create_subprocess_exec(
-            mm.bin,
-            "-acp",
-            "-config",
-            config,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            limit=1 << 24,
-        )
-        return cls(proc, answer)
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        async for line in self.proc.stdout:
-            msg = json.loads(line)
-            if "method" not in msg:
-                self.pending.pop(msg["id"]).set_result(msg)
-            elif "id" in msg:
-                self.requests.append(msg)
-                body = self.answer(msg)
-                if asyncio.iscoroutine(body):
-                    body = await body
-                if body is not None:
-                    self.send({"jsonrpc": "2.0", "id": msg["id"], **body})
-            else:
-                self.notifications.append(msg)
-
-    async def _drain(self) -> None:
-        assert self.proc.stderr is not None
-        async for line in self.proc.stderr:
-            self.stderr.append(line.decode().rstrip("\n"))
-
-    def send(self, msg: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
-
-    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        request_id = next(self.ids)
-        future = asyncio.get_running_loop().create_future()
-        self.pending[request_id] = future
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        return await asyncio.wait_for(future, 20)
-
-    async def initialize(self, tools: Any = None) -> dict[str, Any]:
-        capabilities = {} if tools is None else {"_meta": {fake_mm.META_TOOLS: tools}}
-        params = {"protocolVersion": 1, "clientCapabilities": capabilities}
-        return await self.call("initialize", params)
-
-    async def new_session(self, cwd: str = "/tmp") -> str:
-        answer = await self.call("session/new", {"cwd": cwd, "mcpServers": []})
-        return answer["result"]["sessionId"]
-
-    async def prompt(self, session_id: str, text: str) -> tuple[str, dict[str, Any]]:
-        start = len(self.notifications)
-        params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
-        answer = await self.call("session/prompt", params)
-        chunks = [
-            n["params"]["update"]["content"]["text"]
-            for n in self.notifications[start:]
-            if n["params"]["update"].get("sessionUpdate") == "agent_message_chunk"
-        ]
-        return "".join(chunks), answer
-
-    async def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        status = await asyncio.wait_for(self.proc.wait(), 10)
-        for task in self.tasks:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, 5)
-        return status
-
-    def acp_lines(self) -> list[str]:
-        return [line for line in self.stderr if line.startswith("[acp]")]
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
-
+from raw_client import RawClient, run
 
 # --- validation of a list (spec: "Validation of a list") -------------------------------------
 
@@ -202,7 +97,12 @@ def test_disabled_client_tools_ignore_the_list(mm: FakeMM) -> None:
         ),
         ({"result": {"tools": "no"}}, "_org.mini-me/tools/list answered no tools array"),
         ({"result": None}, "_org.mini-me/tools/list answered no tools array"),
-        (None, "_org.mini-me/tools/list failed: context deadline exceeded"),
+        (
+            None,
+            "_org.mini-me/tools/list failed: "
+            '{"code":-32603,"message":"Internal error",'
+            '"data":{"error":"context deadline exceeded"}}',
+        ),
     ],
     ids=["error", "no-array", "null", "no-answer"],
 )
@@ -285,11 +185,26 @@ TOOL = {"name": "t", "method": "_x/t"}
         ({"result": 42}, "42"),
         ({"result": [1, "a"]}, '[1,"a"]'),
         (
-            {"error": {"code": -32601, "message": "Method not found", "data": {"m": 1}}},
+            {"error": {"code": -32601, "message": "Method not found"}},
             '[client tool error: {"code":-32601,"message":"Method not found"}]',
         ),
+        (
+            {"error": {"code": -32601, "message": "Method not found", "data": {"m": 1, "a": "<"}}},
+            '[client tool error: {"code":-32601,"message":"Method not found",'
+            '"data":{"a":"\\u003c","m":1}}]',
+        ),
     ],
-    ids=["texts", "image", "is-error", "string", "object", "number", "array", "rpc-error"],
+    ids=[
+        "texts",
+        "image",
+        "is-error",
+        "string",
+        "object",
+        "number",
+        "array",
+        "rpc-error",
+        "rpc-error-with-data",
+    ],
 )
 def test_what_the_model_reads_from_each_answer(mm: FakeMM, body: dict[str, Any], read: str) -> None:
     def answer(msg: dict[str, Any]) -> dict[str, Any]:
@@ -507,10 +422,25 @@ def test_schema_as_the_model_sees_it() -> None:
 def test_truncate_keeps_head_and_tail() -> None:
     text = "A" * 60 + "B" * 100 + "C" * 60
     cut = fake_mm.truncate(text, 100)
-    assert cut.startswith("A" * 50 + "\n[")
-    assert cut.endswith("]\n" + "C" * 50)
-    assert "120 characters cut" in cut
+    assert cut == "A" * 37 + "\n[… 146 characters cut …]\n" + "C" * 37
     assert fake_mm.truncate("short", 100) == "short"
+
+
+@pytest.mark.parametrize("limit", [40, 99, 100, 101, 1000, 9999, 50_000])
+@pytest.mark.parametrize("size", [10_000, 123_457, 1_000_000])
+def test_truncate_gives_exactly_max_output_characters(limit: int, size: int) -> None:
+    """maxOutput is a bound on what the model reads: the marker counts against it."""
+    text = "".join(chr(0x41 + i % 26) for i in range(size))
+    cut = fake_mm.truncate(text, limit)
+    if size <= limit:
+        assert cut == text
+        return
+    assert len(cut) == limit
+    head, _, rest = cut.partition("\n[… ")
+    count, _, tail = rest.partition(" characters cut …]\n")
+    assert text.startswith(head) and text.endswith(tail)
+    assert int(count) == size - len(head) - len(tail)
+    assert abs(len(head) - len(tail)) <= 1
 
 
 @pytest.mark.parametrize(

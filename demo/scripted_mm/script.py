@@ -1,0 +1,142 @@
+"""The script that stands in for a model: one command a line of the prompt.
+
+Each command is ``async (agent, turn, rest of the line)``; one that returns ``"cancelled"`` ends
+the turn so. These are what a model can make mm do; tests/fake_mm.py adds the faults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from .client_tools import json_text
+from .wire import GoError, go_value
+
+if TYPE_CHECKING:
+    from .agent import ScriptedMM, Turn
+
+Command = Callable[["ScriptedMM", "Turn", str], Awaitable["str | None"]]
+
+PLAN_ENTRIES = [
+    {"content": "Read the code", "priority": "high", "status": "completed"},
+    {"content": "Write the tests", "priority": "medium", "status": "in_progress"},
+    {"content": "Ship it", "priority": "low", "status": "pending"},
+]
+SLOW_INTERVAL = 0.05
+
+
+def chunks_text(count: int, size: int = 16) -> list[str]:
+    """The chunks ``/chunks COUNT SIZE`` streams: chunk i is ``i`` padded with dots to SIZE."""
+    return [str(i).ljust(size, ".")[: max(size, 1)] for i in range(count)]
+
+
+def split_args(rest: str) -> tuple[str, Any]:
+    """A tool's name and its arguments, decoded as mm (Go) decodes the model's JSON."""
+    name, _, args = rest.strip().partition(" ")
+    return name, (go_value(json.loads(args)) if args.strip() else {})
+
+
+async def say(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    await mm.say(turn, rest)
+
+
+async def think(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    await mm.say(turn, rest, kind="agent_thought_chunk")
+
+
+async def chunks(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    count, _, size = rest.partition(" ")
+    for chunk in chunks_text(int(count), int(size or 16)):
+        await mm.say(turn, chunk)
+
+
+async def slow(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    for i in range(int(rest)):
+        await mm.say(turn, f"slow {i}\n")
+        await asyncio.sleep(SLOW_INTERVAL)
+
+
+async def plan(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    await mm.update(turn.session.id, {"sessionUpdate": "plan", "entries": PLAN_ENTRIES})
+
+
+async def tools(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    await mm.say(turn, json_text([t.as_model_sees_it() for t in turn.session.tools]))
+
+
+async def tool_line(mm: ScriptedMM, turn: Turn, rest: str, session_id: str | None = None) -> None:
+    """One model step calling a tool; the loop detector counts it."""
+    name, args = split_args(rest)
+    tool = turn.session.find_tool(name)
+    if tool is None:
+        await mm.say(turn, f"{name} -> [unknown tool]")
+        return
+    read = await mm.call_tool(turn, tool, args, session_id)
+    mm.count(turn, tool.model_name, args, read)
+    await mm.say(turn, f"{tool.model_name} -> {read}")
+
+
+async def tool(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    await tool_line(mm, turn, rest)
+
+
+async def parallel(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    """N calls in one model step (not a loop: the detector counts steps)."""
+    count, _, rest = rest.partition(" ")
+    name, args = split_args(rest)
+    found = turn.session.find_tool(name)
+    if found is None:
+        await mm.say(turn, f"{name} -> [unknown tool]")
+        return
+    reads = await asyncio.gather(*(mm.call_tool(turn, found, args) for _ in range(int(count))))
+    await mm.say(turn, "\n".join(f"{found.model_name} -> {read}" for read in reads))
+
+
+async def bash(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    await mm.bash(turn, rest)
+
+
+async def diff(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    """An edit of ``a.txt``: its permission request carries the diff."""
+    call_id = f"call_{next(mm.call_ids)}"
+    path = os.path.join(turn.session.cwd, "a.txt")
+    change = {"type": "diff", "path": path, "oldText": "old\n", "newText": "new\n"}
+    call = {
+        "toolCallId": call_id,
+        "title": "edit: a.txt",
+        "kind": "edit",
+        "status": "pending",
+        "rawInput": {"path": path},
+        "content": [change],
+    }
+    await mm.report_call(turn, call)
+    ok = mm.config.yolo or await mm.allowed(turn, "edit", call)
+    read = "applied" if ok else "[edit rejected by user]"
+    await mm.report_end(turn, call_id, read, not ok)
+    await mm.say(turn, f"edit -> {read}")
+
+
+class ModelFailed(GoError):
+    """The model (server) failed: mm returns the error, a plain Go ``error``."""
+
+
+async def error(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    raise ModelFailed(rest)
+
+
+COMMANDS: dict[str, Command] = {
+    "/say": say,
+    "/think": think,
+    "/chunks": chunks,
+    "/slow": slow,
+    "/plan": plan,
+    "/tools": tools,
+    "/tool": tool,
+    "/parallel": parallel,
+    "/bash": bash,
+    "/diff": diff,
+    "/error": error,
+}
