@@ -88,7 +88,7 @@ def test_no_mm_anywhere_falls_back_to_the_labelled_offline_demo(tmp_path: Path) 
         "WARNING mm not found ($MM_BIN, PATH): asks go to the offline demo agent (demo/mm)" in text
     )
     assert f"OK agent file: {REPO}/demo/agent.yaml (discovery request" in text
-    assert "OK live check: mm 0.0.0-fake" in text
+    assert "OK live check: mm 0.0.0-scripted" in text
 
 
 def test_an_inline_definition_runs_its_cmd_with_its_env(tmp_path: Path) -> None:

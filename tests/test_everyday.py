@@ -186,7 +186,7 @@ def test_checkhealth_reports_an_agent_that_dies_and_one_that_never_answers(
         text = health(ed)
     assert "ERROR live check: the agent did not start:" in text
     assert "exit status 3" in text and "fatal: cannot reach the model server" in text
-    assert f"Run `{DEMO_MM} -acp -config {dying}` in a shell to see what it says" in text
+    assert f"Run `{FAKE_MM_BIN} -acp -config {dying}` in a shell to see what it says" in text
 
     deaf = agent_file(tmp_path, name="deaf.yaml", fake={"never_initialize": True})
     before = "package.loaded['minime.health'] = nil; require('minime.health').live_timeout = 2"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from nvim_harness import wait_for
-from plugin_harness import DEMO_MM, Editor, agent_file, editor_with
+from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
 MM_OPTIONS = [
     {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
@@ -43,7 +43,7 @@ def permission_traffic(directory: Path) -> tuple[list[str], list[tuple[str, str]
 
 
 def opened(tmp_path: Path, **opts: Any) -> Any:
-    return editor_with(tmp_path, {"mm": DEMO_MM, "config": agent_file(tmp_path), **opts})
+    return editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), **opts})
 
 
 def line(ed: Editor) -> str:
