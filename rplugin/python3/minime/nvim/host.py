@@ -26,7 +26,8 @@ from .agent_env import agent_env
 from .loop_thread import LoopThread
 from .lua_tools import LuaTools
 from .prompts import Prompts
-from .render import Renderer, clean, to_lua
+from .render import Renderer, to_lua
+from .wire_text import clean
 
 log = logging.getLogger("minime")
 

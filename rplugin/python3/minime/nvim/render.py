@@ -3,54 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..model import Event
+from .wire_text import MAX_DEPTH, clean, clean_all
+
+__all__ = ["FLUSH_SECONDS", "MAX_DEPTH", "Renderer", "clean", "clean_all", "to_lua"]
 
 log = logging.getLogger("minime")
 
 FLUSH_SECONDS = 0.016
-# Nesting kept as Lua tables inside an event (its rawInput, plan entries…); deeper parts go as
-# JSON text. Neovim's msgpack-RPC drops the channel beyond about 32 levels, and the event
-# itself sits 4 levels down (the call's arguments, the batch, the event, its field).
-MAX_DEPTH = 16
-TOO_DEEP_TEXT = 100_000
-
-
-def clean(text: str) -> str:
-    """msgpack refuses lone surrogates (JSON escapes can carry them); Neovim gets U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
-
-
-def clean_all(value: Any, depth: int = 0) -> Any:
-    """``clean`` through JSON-like data (an agent's rawInput, plan entries, usage…); what is
-    nested deeper than MAX_DEPTH becomes its JSON text."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict | list | tuple) and depth >= MAX_DEPTH:
-        return clean(_json_text(value))
-    if isinstance(value, dict):
-        return {clean(str(k)): clean_all(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean_all(v, depth + 1) for v in value]
-    return value
-
-
-def _json_text(value: Any) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    except (RecursionError, ValueError, TypeError):
-        return "(nested too deeply to show)"
-    if len(text) > TOO_DEEP_TEXT:
-        return text[:TOO_DEEP_TEXT] + "…"
-    return text
 
 
 def to_lua(event: Event) -> dict[str, Any]:
