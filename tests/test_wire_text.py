@@ -11,10 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from minime.nvim.wire_text import clean, clean_all
 from nvim_harness import REPO
 from plugin_harness import Editor, agent_file, editor_with
-
-from minime.nvim.wire_text import clean, clean_all
 
 REPLACEMENT = "\ufffd"
 
