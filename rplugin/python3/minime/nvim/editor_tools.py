@@ -83,10 +83,8 @@ def _spec(entry: ToolSpec | Mapping[str, Any], builtin: bool = False) -> ToolSpe
     schema = entry.get("input_schema")
     if isinstance(schema, str):
         # A built-in's schema comes as JSON text: Lua tables lose the order of its fields.
+        # (Empty tables that JSON Schema wants as objects were fixed in Lua: fix_schema.)
         schema = msgspec.json.decode(schema)
-    if isinstance(schema, dict) and schema.get("properties") == []:
-        # An empty Lua table crosses msgpack as an array.
-        schema = {**schema, "properties": {}}
     return ToolSpec(
         name=entry["name"],
         description=entry.get("description") or None,

@@ -35,8 +35,6 @@ def to_lua(event: Event) -> dict[str, Any]:
 
 
 def _to_lua(event: Event) -> dict[str, Any]:
-    if event.kind in ("text", "thinking", "user"):
-        return {"kind": event.kind, "text": clean(event.text)}
     if event.kind == "tool_call" and event.call is not None:
         call = event.call
         return {
