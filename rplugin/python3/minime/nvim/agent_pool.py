@@ -16,7 +16,7 @@ from ..client import Client, connect
 from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
-from . import agentfile
+from . import agentfile, ops
 from .agent_env import agent_env
 from .bridge import NvimBridge
 from .single_flight import SingleFlight
@@ -61,7 +61,7 @@ class AgentPool:
                 return cwd
         return ""
 
-    async def session_for(self, cwd: str, payload: dict[str, Any]) -> Session:
+    async def session_for(self, cwd: str, payload: ops.AgentOp) -> Session:
         session = self.sessions.get(cwd)
         if session is not None and session.client.alive:
             return session
@@ -87,10 +87,9 @@ class AgentPool:
 
     # -- clients keyed on (argv, env, discovery) -----------------------------------------
 
-    async def client_for(self, payload: dict[str, Any]) -> Client:
+    async def client_for(self, payload: ops.AgentOp) -> Client:
         command, discovery = self._agent_argv(payload)
-        env = payload.get("agent_env") or {}
-        key = (tuple(command), tuple(sorted(env.items())), discovery)
+        key = (tuple(command), tuple(sorted(payload.agent_env.items())), discovery)
         client = self.clients.get(key)
         if client is not None and client.alive:
             return client
@@ -98,15 +97,15 @@ class AgentPool:
             key, lambda: self._start_client(key, payload, command, discovery)
         )
 
-    def _agent_argv(self, payload: dict[str, Any]) -> tuple[list[str], str]:
+    def _agent_argv(self, payload: ops.AgentOp) -> tuple[list[str], str]:
         """(command, discovery) for this ask. Lua resolved the agent (lua/minime/agents/); an
         agent with an ``agent_file`` (mm) gets the discovery that file names: mm offers tools
         only to a client in the file's mode."""
-        command = payload.get("agent_cmd")
+        command = payload.agent_cmd
         if not command:
             raise Error("no agent command: the agent's definition gave none (see :h minime-agents)")
-        wanted = payload.get("discovery")
-        config = payload.get("agent_file") or None
+        wanted = payload.discovery
+        config = payload.agent_file or None
         if not config:
             return list(command), wanted or "meta"
         try:
@@ -135,20 +134,20 @@ class AgentPool:
     async def _start_client(
         self,
         key: ClientKey,
-        payload: dict[str, Any],
+        payload: ops.AgentOp,
         command: list[str],
         discovery: str,
     ) -> Client:
         client = await connect(
             command=command,
-            env=agent_env(payload.get("agent_env")),
+            env=agent_env(payload.agent_env),
             tools=self._tool_source(discovery),
             discovery=discovery,
             on_permission=self._on_permission,
             on_stderr=self._on_stderr,
-            cwd=os.path.realpath(payload["cwd"]),
-            ready_timeout=_seconds(payload.get("ready_timeout"), 60.0),
-            cancel_timeout=_seconds(payload.get("cancel_timeout"), 30.0),
+            cwd=os.path.realpath(payload.cwd),
+            ready_timeout=_seconds(payload.ready_timeout, 60.0),
+            cancel_timeout=_seconds(payload.cancel_timeout, 30.0),
         )
         self.clients[key] = client
         assert client.process is not None
@@ -179,8 +178,6 @@ class AgentPool:
                 client.process.kill_group(signal.SIGKILL)
 
 
-def _seconds(value: Any, default: float) -> float:
+def _seconds(value: float | None, default: float) -> float:
     """A timeout option from Lua: a positive number of seconds, else the default."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return default
+    return float(value) if value is not None and value > 0 else default

@@ -13,12 +13,16 @@ import logging
 import os
 from typing import Any
 
+import msgspec
+
 from .. import permissions
 from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
+from . import events, ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
+from .events import LuaEvent
 from .loop_thread import LoopThread
 from .lua_tools import LuaTools
 from .prompts import Prompts
@@ -38,16 +42,16 @@ class Host:
         self.nvim = nvim
         self.bridge = NvimBridge(nvim)
         self.loop_thread = LoopThread()
-        self.options: dict[str, Any] = {}
+        self.setup = ops.Setup()
         self._cancelled_start: set[str] = set()
         # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
         # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
-        self.tools = LuaTools(self.bridge.lua_call, lambda: self.options, self.tool_ctx)
+        self.tools = LuaTools(self.bridge.lua_call, lambda: self.setup, self.tool_ctx)
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.prompts = Prompts(
-            self.bridge.lua, lambda: self.options, self._flush, self.loop_thread.call_soon
+            self.bridge.lua, self._prompt_options, self._flush, self.loop_thread.call_soon
         )
         self.pool = AgentPool(
             self.bridge, self.tools.source, self.ask_permission, self.stderr_lines.append
@@ -64,10 +68,10 @@ class Host:
     def _make_renderer(self) -> None:
         self.renderer = Renderer(self._send_batch)
 
-    def _send_batch(self, key: str, batch: list[dict[str, Any]]) -> None:
-        self.bridge.lua("require('minime.ui.turn').apply(...)", key, batch)
+    def _send_batch(self, key: str, batch: list[LuaEvent]) -> None:
+        self.bridge.lua("require('minime.ui.turn').apply(...)", key, msgspec.to_builtins(batch))
 
-    def render(self, key: str, item: dict[str, Any]) -> None:
+    def render(self, key: str, item: LuaEvent) -> None:
         assert self.renderer is not None
         self.renderer.push(key, item)
 
@@ -77,21 +81,22 @@ class Host:
     # -- notifications from Lua (on pynvim's thread) --------------------------------
 
     def dispatch(self, op: str, payload: Any) -> None:
-        payload = payload if isinstance(payload, dict) else {}
-        if op == "permission_answer":
-            self.prompts.answer(payload)
+        """One notification from Lua: its payload decoded once (ops.py), then handled."""
+        try:
+            message = ops.decode(op, payload)
+        except ops.Malformed as exc:
+            log.warning("a malformed %s request from Lua: %s", op, exc)
+            self.notify_user(f"minime: a malformed {op} request from Lua was ignored: {exc}")
             return
-        if op == "tool_result":
-            self.tools.answer(payload)
-            return
-        if op == "log":
+        if isinstance(message, ops.PermissionAnswer):
+            self.prompts.answer(message)
+        elif isinstance(message, ops.ToolResult):
+            self.tools.answer(message)
+        elif isinstance(message, ops.Log):
             self.show_log()
-            return
-        handler = getattr(self, f"op_{op}", None)
-        if handler is None:
-            log.warning("unknown request from Lua: %s", op)
-            return
-        self.loop_thread.submit(self._guard(op, handler(payload)))
+        else:
+            handler = getattr(self, f"op_{op}")
+            self.loop_thread.submit(self._guard(op, handler(message)))
 
     async def _guard(self, op: str, coro: Any) -> None:
         try:
@@ -106,40 +111,46 @@ class Host:
 
     # -- operations (on the ACP loop) --------------------------------------------------
 
-    async def op_setup(self, payload: dict[str, Any]) -> None:
-        self.options = payload
+    async def op_setup(self, setup: ops.Setup) -> None:
+        self.setup = setup
 
-    async def op_ask(self, payload: dict[str, Any]) -> None:
-        cwd = os.path.realpath(payload["cwd"])
-        prompt = payload.get("prompt") or ""
-        if not self._accept(cwd, payload, ":MiniMeCancel stops it"):
+    def _prompt_options(self) -> dict[str, Any]:
+        """What prompts.py reads of the options."""
+        return {
+            "permission_rules": self.setup.permission_rules,
+            "permission_timeout": self.setup.permission_timeout,
+        }
+
+    async def op_ask(self, ask: ops.Ask) -> None:
+        cwd = os.path.realpath(ask.cwd)
+        if not self._accept(cwd, ask, ":MiniMeCancel stops it"):
             return
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
-        if isinstance(payload.get("ask_id"), int):
-            self.bridge.lua("require('minime.editor.asks').accept(...)", cwd, payload["ask_id"])
+        if ask.ask_id is not None:
+            self.bridge.lua("require('minime.editor.asks').accept(...)", cwd, ask.ask_id)
         session = self.pool.sessions.get(cwd)
-        self.render(cwd, {"kind": "begin", "prompt": clean(prompt), "cwd": cwd, "session_id": ""})
+        self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd))
         if session is None or not session.client.alive:
-            self.render(cwd, {"kind": "notice", "text": "starting the agent…"})
+            self.render(cwd, events.Notice("starting the agent…"))
         self._cancelled_start.discard(cwd)
         try:
-            session = await self.pool.session_for(cwd, payload)
+            session = await self.pool.session_for(cwd, ask)
         except Error as exc:
             self._fail(cwd, str(exc))
             return
         if cwd in self._cancelled_start:  # :MiniMeCancel while the agent was starting
             self._cancelled_start.discard(cwd)
-            self.render(cwd, {"kind": "done", "stop_reason": "cancelled", "cwd": cwd})
+            self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
             return
-        await self._run_turn(session, cwd, payload.get("context") or prompt)
+        await self._run_turn(session, cwd, ask.context or ask.prompt)
 
     async def _run_turn(self, session: Session, cwd: str, prompt: str) -> None:
         try:
             async for event in session.stream(prompt):
                 item = to_lua(event)
-                if event.kind == "done":
-                    item["session_id"] = session.session_id
-                    item["cwd"] = cwd
+                if isinstance(item, events.Done):
+                    item.session_id = session.session_id
+                    item.cwd = cwd
                 self.render(cwd, item)
         except Error as exc:
             self._fail(cwd, str(exc), session.session_id)
@@ -147,18 +158,12 @@ class Host:
                 self.pool.drop(session.client)
 
     def _fail(self, cwd: str, message: str, session_id: str = "") -> None:
-        self.render(
-            cwd,
-            {
-                "kind": "done",
-                "stop_reason": "error",
-                "error": clean(message),
-                "cwd": cwd,
-                "session_id": session_id,
-            },
+        done = events.Done(
+            stop_reason="error", error=clean(message), cwd=cwd, session_id=session_id
         )
+        self.render(cwd, done)
 
-    def _accept(self, cwd: str, payload: dict[str, Any], advice: str) -> bool:
+    def _accept(self, cwd: str, payload: ops.AgentOp, advice: str) -> bool:
         """Refuse (and say so) while a turn runs in ``cwd``; else take the ask's tool context."""
         if self.pool.busy(cwd):
             self.notify_user(f"minime: a turn is already running in {cwd} — {advice}", "warn")
@@ -166,20 +171,20 @@ class Host:
         self._take_tool_ctx(cwd, payload)
         return True
 
-    def _take_tool_ctx(self, cwd: str, payload: dict[str, Any]) -> None:
-        if isinstance(payload.get("tool_ctx"), dict):
-            self.tool_ctx[cwd] = payload["tool_ctx"]
+    def _take_tool_ctx(self, cwd: str, payload: ops.AgentOp) -> None:
+        if payload.tool_ctx is not None:
+            self.tool_ctx[cwd] = payload.tool_ctx
 
-    async def op_cancel(self, payload: dict[str, Any]) -> None:
-        cwd = os.path.realpath(payload.get("cwd") or os.getcwd())
+    async def op_cancel(self, payload: ops.CwdOp) -> None:
+        cwd = os.path.realpath(payload.cwd or os.getcwd())
         session = self.pool.sessions.get(cwd)
         if self.pool.opening(cwd):  # the ask is still starting the agent: its turn won't run
             self._cancelled_start.add(cwd)
         elif session is not None:
             await session.cancel()
 
-    async def op_reset(self, payload: dict[str, Any]) -> None:
-        cwd = os.path.realpath(payload.get("cwd") or os.getcwd())
+    async def op_reset(self, payload: ops.CwdOp) -> None:
+        cwd = os.path.realpath(payload.cwd or os.getcwd())
         session = self.pool.sessions.pop(cwd, None)
         if session is not None:
             if session.busy:
@@ -187,15 +192,15 @@ class Host:
             session.client.forget(session)
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
-    async def op_stop(self, payload: dict[str, Any]) -> None:
+    async def op_stop(self, stop: ops.Stop) -> None:
         await self.pool.close_all()
-        if not payload.get("quiet"):
+        if not stop.quiet:
             self.notify_user("minime: agent stopped", "info")
 
-    async def op_sessions(self, payload: dict[str, Any]) -> None:
+    async def op_sessions(self, payload: ops.Sessions) -> None:
         await self.reopener.list(payload)
 
-    async def op_load_session(self, payload: dict[str, Any]) -> None:
+    async def op_load_session(self, payload: ops.LoadSession) -> None:
         await self.reopener.load(payload)
 
     # -- permissions ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import permissions
 from ..model import PermissionRequest
+from .ops import PermissionAnswer
 from .render import clean, clean_all
 
 log = logging.getLogger("minime")
@@ -79,13 +80,13 @@ class Prompts:
             return permissions.choose(answer)
         return permissions.REJECT
 
-    def answer(self, payload: dict[str, Any]) -> None:
+    def answer(self, payload: PermissionAnswer) -> None:
         """Lua's answer (pynvim's thread): hand it to the waiting request on the ACP loop."""
-        future = self._pending.get(int(payload.get("id", 0)))
+        future = self._pending.get(payload.id)
         if future is None or future.done():
             return
-        option_id = payload.get("option_id")
-        remember = payload.get("remember") is True and isinstance(option_id, str)
+        option_id = payload.option_id
+        remember = payload.remember and option_id is not None
         answer = {"option_id": option_id, "remember": True} if remember else option_id
         self._call_soon(_settle, future, answer)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..client import Client
 from ..errors import Error
+from . import events, ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
 from .render import to_lua
@@ -28,10 +29,10 @@ class SessionReopener:
         self,
         pool: AgentPool,
         bridge: NvimBridge,
-        render: Callable[[str, dict[str, Any]], None],
+        render: Callable[[str, events.LuaEvent], None],
         fail: Callable[[str, str, str], None],
-        accept: Callable[[str, dict[str, Any], str], bool],
-        take_tool_ctx: Callable[[str, dict[str, Any]], None],
+        accept: Callable[[str, ops.AgentOp, str], bool],
+        take_tool_ctx: Callable[[str, ops.AgentOp], None],
     ) -> None:
         self._pool = pool
         self._bridge = bridge
@@ -40,9 +41,9 @@ class SessionReopener:
         self._accept = accept
         self._take_tool_ctx = take_tool_ctx
 
-    async def list(self, payload: dict[str, Any]) -> None:
+    async def list(self, payload: ops.Sessions) -> None:
         """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
-        cwd = os.path.realpath(payload["cwd"])
+        cwd = os.path.realpath(payload.cwd)
         if not self._pool.busy(cwd):  # a running turn keeps the context it was asked with
             self._take_tool_ctx(cwd, payload)
         client = await self._pool.client_for(payload)
@@ -87,11 +88,11 @@ class SessionReopener:
             return
         self._bridge.lua("require('minime').pick_session(...)", cwd, items, how)
 
-    async def load(self, payload: dict[str, Any]) -> None:
+    async def load(self, payload: ops.LoadSession) -> None:
         """Reopen an earlier session in this cwd: its history replays into the turn float."""
-        cwd = os.path.realpath(payload["cwd"])
-        session_id = str(payload["session_id"])
-        title = str(payload.get("title") or "") or session_id
+        cwd = os.path.realpath(payload.cwd)
+        session_id = payload.session_id
+        title = payload.title or session_id
         if not self._accept(cwd, payload, ":MiniMeCancel it before loading"):
             return
         current = self._pool.sessions.get(cwd)
@@ -102,7 +103,7 @@ class SessionReopener:
             return
         prompt = clean(f"(loaded session {title})")
         render = self._render
-        render(cwd, {"kind": "begin", "prompt": prompt, "cwd": cwd, "session_id": session_id})
+        render(cwd, events.Begin(prompt=prompt, cwd=cwd, session_id=clean(session_id)))
 
         def replayed(event: Any) -> None:
             render(cwd, to_lua(event))
@@ -118,10 +119,8 @@ class SessionReopener:
         self._pool.adopt(cwd, session, current)
         log.info("session %s reopened (session/%s) for %s", session_id, how, cwd)
         note = "the agent does not replay history on resume; " if how == "resume" else ""
-        render(cwd, {"kind": "notice", "text": f"{note}the next ask here continues it"})
-        render(
-            cwd, {"kind": "done", "stop_reason": "end_turn", "cwd": cwd, "session_id": session_id}
-        )
+        render(cwd, events.Notice(f"{note}the next ask here continues it"))
+        render(cwd, events.Done(stop_reason="end_turn", cwd=cwd, session_id=clean(session_id)))
 
 
 def _agent_name(client: Client) -> str:
