@@ -36,6 +36,9 @@ def test_decode_reads_what_lua_sends() -> None:
     assert isinstance(setup, ops.Setup) and setup.builtin_tools == [
         ops.ToolDecl(name="x", input_schema="{}")
     ]
+    # A user tool's `input_schema = {}` arrives as []: no schema, as before typing.
+    setup = ops.decode("setup", {"user_tools": [{"name": "u", "input_schema": []}]})
+    assert isinstance(setup, ops.Setup) and setup.user_tools[0].input_schema is None
 
 
 @pytest.mark.parametrize(
@@ -48,6 +51,7 @@ def test_decode_reads_what_lua_sends() -> None:
         ("permission_answer", {"id": "one"}, "Expected `int`, got `str` - at `$.id`"),
         ("tool_result", {"answer": {}}, "missing required field `id`"),
         ("nope", {}, "unknown operation 'nope'"),
+        ("setup", {"user_tools": [{"name": "u", "input_schema": [1]}]}, "input_schema must be"),
     ],
 )
 def test_decode_names_what_is_wrong(op: str, payload: object, says: str) -> None:

@@ -32,7 +32,14 @@ class ToolDecl(msgspec.Struct, kw_only=True):
 
     name: str
     description: str | None = None
-    input_schema: str | dict[str, Any] | None = None
+    # A user tool's `input_schema = {}` (Lua allows it) crosses as an empty array: no schema.
+    input_schema: str | dict[str, Any] | list[Any] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.input_schema, list):
+            if self.input_schema:
+                raise ValueError(f"tool {self.name}: input_schema must be a table with keys")
+            self.input_schema = None
 
 
 class Setup(Op, kw_only=True):
