@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from conftest import FakeMM
 from minime.model import Event, ToolCall
 from minime.nvim.render import MAX_DEPTH, to_lua
@@ -33,9 +34,14 @@ def depth_of(value: Any) -> int:
     return 0
 
 
+def shown(event: Event) -> dict[str, Any]:
+    """The table Lua receives for ``event``."""
+    return msgspec.to_builtins(to_lua(event))
+
+
 def test_to_lua_bounds_the_depth_and_keeps_the_rest_as_json_text() -> None:
     call = ToolCall(id="c1", title="deep", kind="other", status="pending", input=nested(500))
-    item = to_lua(Event(kind="tool_call", call=call))
+    item = shown(Event(kind="tool_call", call=call))
     assert item["title"] == "deep"
     assert depth_of(item) <= MAX_DEPTH + 1
     cut = item["input"]
@@ -43,10 +49,10 @@ def test_to_lua_bounds_the_depth_and_keeps_the_rest_as_json_text() -> None:
         cut = cut["a"]
     assert cut == json.dumps(nested(500 - MAX_DEPTH + 1), separators=(",", ":"))
     deeper = ToolCall(id="c3", title="deeper", kind="other", status="pending", input=nested(5000))
-    item = to_lua(Event(kind="tool_call", call=deeper))  # too deep even for json.dumps
+    item = shown(Event(kind="tool_call", call=deeper))  # too deep even for json.dumps
     assert item["title"] == "deeper" and depth_of(item) <= MAX_DEPTH + 1
     shallow = ToolCall(id="c2", title="t", kind="other", status="pending", input=nested(3))
-    assert to_lua(Event(kind="tool_call", call=shallow))["input"] == nested(3)
+    assert shown(Event(kind="tool_call", call=shallow))["input"] == nested(3)
 
 
 def test_the_library_gets_the_deep_input_whole(mm: FakeMM) -> None:

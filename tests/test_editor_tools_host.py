@@ -147,11 +147,11 @@ def test_meta_discovery_takes_the_cwd_from_each_request() -> None:
 
 def test_enabled_and_user_tools() -> None:
     lua_specs = [
-        # as user_tool_specs() arrives from Lua: an empty table is an array
+        # as user_tool_specs() arrives from Lua (fix_schema made its empty tables objects)
         {
             "name": "todo",
             "description": "The to-do list.",
-            "input_schema": {"type": "object", "properties": []},
+            "input_schema": {"type": "object", "properties": {}},
         },
         {"name": "bare", "description": None, "input_schema": None},
         {"name": "read_buffer", "description": "shadow", "input_schema": None},

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import minime
+import msgspec
 import pytest
 import yaml
 from fake_mm import validate_tools
@@ -370,9 +371,9 @@ def test_any_update_renders_without_an_error(
             return
         event = to_event(parsed.update)
         if event is not None:
-            items.append(to_lua(event))
+            items.append(msgspec.to_builtins(to_lua(event)))
     done = minime.model.Event(kind="done", stop_reason=stop_reason, usage=usage)
-    items.append(to_lua(done))
+    items.append(msgspec.to_builtins(to_lua(done)))
     before = len(nvim.exec_lua("return require('minime.ui.turn').errors"))
     nvim.exec_lua("require('minime.ui.turn').apply('/fuzz', ...)", items)
     errors = nvim.exec_lua("return require('minime.ui.turn').errors")

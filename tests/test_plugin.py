@@ -223,6 +223,8 @@ def test_the_rplugin_route(tmp_path: Path) -> None:
         ed.ask("through the rplugin host")
         ed.wait_done()
         assert "echo: through the rplugin host" in ed.turn_text()
+        ed.lua("require('minime.host').notify(...)", "ask", {"cwd": 42})
+        ed.wait_note("a malformed ask request from Lua was ignored")  # decoded on this route too
         assert nvim.exec_lua("return require('minime.host').chan") is None, "no job host"
         commands = nvim.exec_lua("return vim.api.nvim_get_commands({})")
         assert "MiniMeAsk" in commands

@@ -150,6 +150,29 @@ def test_a_user_tool_defined_in_lua(project: Path) -> None:
         assert "missing required parameters: text" in model_read(text, "client_word_count")
 
 
+def test_every_schema_reaches_the_agent_with_objects_where_json_schema_wants_them(
+    project: Path,
+) -> None:
+    """An empty Lua table crosses msgpack as an array: lua/minime/tools/init.lua's fix_schema
+    (the one fix, for built-in and user tools) makes `properties` and `items` objects."""
+    tool = (
+        "tools = { { name = 'bare', input_schema = { type = 'object', properties = {} },"
+        " handler = function() return 'ok' end },"
+        " { name = 'nested', input_schema = { type = 'object', properties = {"
+        " opts = { type = 'object', properties = {} }, list = { type = 'array', items = {} } } },"
+        " handler = function() return 'ok' end } }"
+    )
+    with lua_editor(project, "request", tool) as ed:
+        tools = {t["name"]: t["inputSchema"] for t in listed_tools(ask(ed, "/tools", 1))}
+    assert set(BUILTIN) <= set(tools)
+    for name in BUILTIN:
+        assert isinstance(tools[name]["properties"], dict), (name, tools[name])
+    assert tools["client_open_buffers"]["properties"] == {}
+    assert tools["client_bare"]["properties"] == {}
+    nested = tools["client_nested"]["properties"]
+    assert nested["opts"]["properties"] == {} and nested["list"]["items"] == {}
+
+
 def test_nothing_outside_the_cwd_reaches_the_agent(project: Path, tmp_path: Path) -> None:
     with open_editor(project, "request") as nvim:
         nvim.command(f"cd {project}")

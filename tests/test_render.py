@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
+from minime.nvim import events
 from minime.nvim.render import FLUSH_SECONDS, Renderer
 
 
@@ -16,21 +18,28 @@ def test_flushes_at_the_next_turn_then_at_most_once_per_frame_and_at_once_on_don
     async def main() -> list[tuple[float, str, list[dict[str, Any]]]]:
         loop = asyncio.get_running_loop()
         sent: list[tuple[float, str, list[dict[str, Any]]]] = []
-        r = Renderer(lambda key, batch: sent.append((loop.time(), key, batch)))
+
+        def send(key: str, batch: list[events.LuaEvent]) -> None:
+            sent.append((loop.time(), key, msgspec.to_builtins(batch)))
+
+        r = Renderer(send)
         t0 = loop.time()
-        r.push("k", text("a"))
+        r.push("k", events.Text("a"))
         await asyncio.sleep(0)  # one turn of the loop: a lone chunk goes out now
         assert [s[2] for s in sent] == [[text("a")]]
         for s in ("b", "c", "d"):  # a burst right after: one call, a frame after the first
-            r.push("k", text(s))
-        r.push("k", {"kind": "notice", "text": "n"})
-        r.push("k", text("e"))
+            r.push("k", events.Text(s))
+        r.push("k", events.Notice("n"))
+        r.push("k", events.Text("e"))
+        r.push("k", events.Thinking("t1"))  # a run of another kind is its own event
+        r.push("k", events.Thinking("t2"))
         await asyncio.sleep(FLUSH_SECONDS * 2)
         notice = {"kind": "notice", "text": "n"}
-        assert [s[2] for s in sent[1:]] == [[text("bcd"), notice, text("e")]]
+        thinking = {"kind": "thinking", "text": "t1t2"}
+        assert [s[2] for s in sent[1:]] == [[text("bcd"), notice, text("e"), thinking]]
         assert sent[1][0] - t0 >= FLUSH_SECONDS * 0.9
-        r.push("k", text("f"))  # within a frame of the last flush: waits...
-        r.push("k", {"kind": "done", "stop_reason": "end_turn"})  # ...unless the turn ends
+        r.push("k", events.Text("f"))  # within a frame of the last flush: waits...
+        r.push("k", events.Done(stop_reason="end_turn"))  # ...unless the turn ends
         await asyncio.sleep(0)
         assert sent[2][2] == [text("f"), {"kind": "done", "stop_reason": "end_turn"}]
         return sent
@@ -38,3 +47,23 @@ def test_flushes_at_the_next_turn_then_at_most_once_per_frame_and_at_once_on_don
     sent = asyncio.run(main())
     assert len(sent) == 3
     assert {key for _, key, _ in sent} == {"k"}
+
+
+def test_each_event_crosses_as_the_table_lua_reads() -> None:
+    """One Struct per shape (nvim/events.py); fields at their default are not sent."""
+    shown = msgspec.to_builtins(
+        [
+            events.Begin(prompt="p", cwd="/c"),
+            events.ToolCallShown(id="1", title="t", tool_kind="read", input={"a": [1]}),
+            events.ToolResultShown(id="1", status="completed", output="o"),
+            events.Plan([{"content": "x", "status": "pending", "priority": "low"}]),
+            events.Done(stop_reason="error", error="why", cwd="/c", session_id="s"),
+        ]
+    )
+    assert shown == [
+        {"kind": "begin", "prompt": "p", "cwd": "/c"},
+        {"kind": "tool_call", "id": "1", "title": "t", "tool_kind": "read", "input": {"a": [1]}},
+        {"kind": "tool_result", "id": "1", "status": "completed", "output": "o"},
+        {"kind": "plan", "entries": [{"content": "x", "status": "pending", "priority": "low"}]},
+        {"kind": "done", "stop_reason": "error", "error": "why", "cwd": "/c", "session_id": "s"},
+    ]

@@ -228,7 +228,7 @@ function M.builtin_specs()
     specs[#specs + 1] = {
       name = name,
       description = tool.description,
-      input_schema = json.encode(tool.input_schema),
+      input_schema = json.encode(fix_schema(tool.input_schema)),
     }
   end
   return specs

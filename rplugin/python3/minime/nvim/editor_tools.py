@@ -12,12 +12,14 @@ results; it imports neither pynvim nor any thread machinery.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
 
 from ..tools import Tool
+from .wire_text import clean, clean_all
 
 log = logging.getLogger(__name__)
 
@@ -63,45 +65,13 @@ def _ordered(value: Any) -> Any:
 def encode(value: Any) -> str:
     """Compact JSON text of a tool's value; a string is the answer as it is."""
     if isinstance(value, str):
-        return _clean(value)
+        return clean(value)
     try:
         return msgspec.json.encode(value).decode()
     except UnicodeEncodeError:
         # pynvim decodes bytes that are not UTF-8 as lone surrogates; the Lua side already
         # replaces them, this covers user tools and anything that slips through.
-        return msgspec.json.encode(_clean_all(value)).decode()
-
-
-def _clean(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return text
-
-
-def _clean_all(value: Any) -> Any:
-    if isinstance(value, str):
-        return _clean(value)
-    if isinstance(value, dict):
-        return {_clean(str(k)): _clean_all(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean_all(v) for v in value]
-    return value
-
-
-def _wire_safe(value: Any) -> Any:
-    """The model's arguments in a form msgpack carries to Neovim (what cannot, replaced)."""
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
-        try:
-            return float(value)
-        except OverflowError:
-            return str(value)
-    if isinstance(value, dict):
-        return {_clean(str(k)): _wire_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_wire_safe(v) for v in value]
-    return _clean(value) if isinstance(value, str) else value
+        return msgspec.json.encode(clean_all(value, limit=sys.maxsize)).decode()
 
 
 Specs = Iterable[ToolSpec | Mapping[str, Any]]
@@ -113,10 +83,8 @@ def _spec(entry: ToolSpec | Mapping[str, Any], builtin: bool = False) -> ToolSpe
     schema = entry.get("input_schema")
     if isinstance(schema, str):
         # A built-in's schema comes as JSON text: Lua tables lose the order of its fields.
+        # (Empty tables that JSON Schema wants as objects were fixed in Lua: fix_schema.)
         schema = msgspec.json.decode(schema)
-    if isinstance(schema, dict) and schema.get("properties") == []:
-        # An empty Lua table crosses msgpack as an array.
-        schema = {**schema, "properties": {}}
     return ToolSpec(
         name=entry["name"],
         description=entry.get("description") or None,
@@ -162,7 +130,7 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
     async def handle(request: Any) -> str:
         arguments = request.arguments if isinstance(request.arguments, dict) else {}
         # Lone surrogates and integers beyond 64 bits are valid JSON but cannot cross msgpack.
-        arguments = _wire_safe({k: v for k, v in arguments.items() if k != "_meta"})
+        arguments = clean_all({k: v for k, v in arguments.items() if k != "_meta"})
         cwd = getattr(request, "cwd", None) or session_cwd
         if not cwd:
             raise ToolError("the session's working directory is not known to the editor")
@@ -175,7 +143,7 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not isinstance(answer, Mapping) or "ok" not in answer:
             raise ToolError(f"the editor gave no answer for {name}")
         if not answer["ok"]:
-            raise ToolError(_clean(str(answer.get("error") or f"{name} failed")))
+            raise ToolError(clean(str(answer.get("error") or f"{name} failed")))
         value = answer.get("value")
         return encode(_ordered(value) if spec.builtin else value)
 

@@ -12,6 +12,9 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
+from . import ops
 from .editor_tools import editor_tools
 
 # A tool that answers later (bounded at 10 s in Lua for a file read) gets this long before the
@@ -22,17 +25,18 @@ CALL = "return require('minime.tools').call(...)"
 
 
 class LuaTools:
-    """``lua_call`` runs Lua on pynvim's thread and awaits it; ``options`` gives what Lua sent
-    with setup; ``tool_ctx`` maps a cwd to its last accepted ask's tool context (which tools)."""
+    """``lua_call`` runs Lua on pynvim's thread and awaits it; ``setup`` gives what Lua sent
+    with setup (the tools' declarations); ``tool_ctx`` maps a cwd to its last accepted ask's
+    tool context (which tools)."""
 
     def __init__(
         self,
         lua_call: Callable[..., Awaitable[Any]],
-        options: Callable[[], dict[str, Any]],
+        setup: Callable[[], ops.Setup],
         tool_ctx: dict[str, dict[str, Any]],
     ) -> None:
         self._lua_call = lua_call
-        self._options = options
+        self._setup = setup
         self._tool_ctx = tool_ctx
         self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
@@ -46,19 +50,17 @@ class LuaTools:
             disabled = set((self._tool_ctx.get(key) or {}).get("disabled") or ())
             if not disabled:
                 return None
-            specs = [*self._specs("builtin_tools"), *self._specs("user_tools")]
-            return [spec.get("name") for spec in specs if spec.get("name") not in disabled]
+            setup = self._setup()
+            specs = [*setup.builtin_tools, *setup.user_tools]
+            return [spec.name for spec in specs if spec.name not in disabled]
 
         source = editor_tools(
             self.call,
             enabled,
-            user_tools=lambda: self._specs("user_tools"),
-            builtin_tools=lambda: self._specs("builtin_tools"),
+            user_tools=lambda: _mappings(self._setup().user_tools),
+            builtin_tools=lambda: _mappings(self._setup().builtin_tools),
         )
         return source if discovery == "request" else source(None, None)
-
-    def _specs(self, key: str) -> list[dict[str, Any]]:
-        return [spec for spec in self._options().get(key) or [] if isinstance(spec, dict)]
 
     async def call(self, name: str, args: dict[str, Any], cwd: str) -> Any:
         """Run tool ``name`` for the session in ``cwd`` (Lua builds its context: options,
@@ -77,8 +79,12 @@ class LuaTools:
         finally:
             del self._waiting[call_id]
 
-    def answer(self, payload: dict[str, Any]) -> None:
-        """A later answer from Lua (on pynvim's thread): {id, answer}."""
-        waiting = self._waiting.get(payload.get("id"))  # type: ignore[arg-type]
+    def answer(self, result: ops.ToolResult) -> None:
+        """A later answer from Lua (on pynvim's thread)."""
+        waiting = self._waiting.get(result.id)
         if waiting is not None and not waiting.done():
-            waiting.set_result(payload.get("answer"))
+            waiting.set_result(result.answer)
+
+
+def _mappings(decls: list[ops.ToolDecl]) -> list[dict[str, Any]]:
+    return [msgspec.structs.asdict(decl) for decl in decls]

@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import permission_rules, permissions
 from ..model import PermissionRequest
+from .ops import PermissionAnswer
 from .render import clean, clean_all
 
 log = logging.getLogger("minime")
@@ -94,16 +95,15 @@ class Prompts:
             self._remembered[key] = option_id
         return permissions.choose(option_id)
 
-    def answer(self, payload: dict[str, Any]) -> None:
+    def answer(self, payload: PermissionAnswer) -> None:
         """Lua's answer (pynvim's thread): hand it to the waiting request on the ACP loop."""
-        future = self._pending.get(int(payload.get("id", 0)))
+        future = self._pending.get(payload.id)
         if future is None or future.done():
             return
-        option_id = payload.get("option_id")
         answer = {
-            "option_id": option_id if isinstance(option_id, str) else None,
-            "remember": payload.get("remember") is True,
-            "reason": payload.get("reason"),
+            "option_id": payload.option_id,
+            "remember": payload.remember,
+            "reason": payload.reason,
         }
         self._call_soon(_settle, future, answer)
 

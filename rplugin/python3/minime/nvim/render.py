@@ -3,98 +3,69 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from ..model import Event
+from . import events
+from .events import STREAMED, LuaEvent
+from .wire_text import MAX_DEPTH, clean, clean_all
+
+__all__ = ["FLUSH_SECONDS", "MAX_DEPTH", "Renderer", "clean", "clean_all", "to_lua"]
 
 log = logging.getLogger("minime")
 
 FLUSH_SECONDS = 0.016
-# Nesting kept as Lua tables inside an event (its rawInput, plan entries…); deeper parts go as
-# JSON text. Neovim's msgpack-RPC drops the channel beyond about 32 levels, and the event
-# itself sits 4 levels down (the call's arguments, the batch, the event, its field).
-MAX_DEPTH = 16
-TOO_DEEP_TEXT = 100_000
+
+_CHUNKS: dict[str, type[events.Text | events.Thinking | events.User]] = {
+    "text": events.Text,
+    "thinking": events.Thinking,
+    "user": events.User,
+}
 
 
-def clean(text: str) -> str:
-    """msgpack refuses lone surrogates (JSON escapes can carry them); Neovim gets U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
-
-
-def clean_all(value: Any, depth: int = 0) -> Any:
-    """``clean`` through JSON-like data (an agent's rawInput, plan entries, usage…); what is
-    nested deeper than MAX_DEPTH becomes its JSON text."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict | list | tuple) and depth >= MAX_DEPTH:
-        return clean(_json_text(value))
-    if isinstance(value, dict):
-        return {clean(str(k)): clean_all(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean_all(v, depth + 1) for v in value]
-    return value
-
-
-def _json_text(value: Any) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    except (RecursionError, ValueError, TypeError):
-        return "(nested too deeply to show)"
-    if len(text) > TOO_DEEP_TEXT:
-        return text[:TOO_DEEP_TEXT] + "…"
-    return text
-
-
-def to_lua(event: Event) -> dict[str, Any]:
-    """The table ``require('minime.ui.turn').apply`` receives for one library event. Never
+def to_lua(event: Event) -> LuaEvent:
+    """The event ``require('minime.ui.turn').apply`` receives for one library event. Never
     raises: an event that cannot be shown becomes a notice, and the turn goes on."""
-    if event.kind in ("text", "thinking", "user"):  # the stream's bulk: nothing else to clean
-        return {"kind": event.kind, "text": clean(event.text)}
+    chunk = _CHUNKS.get(event.kind)
+    if chunk is not None:  # the stream's bulk: nothing else to clean
+        return chunk(clean(event.text))
     try:
-        return clean_all(_to_lua(event))
+        return _to_lua(event)
     except Exception as exc:  # a bug here must not leave the turn running for ever
         log.exception("cannot show a %s event", event.kind)
         if event.kind == "done":
-            return {"kind": "done", "stop_reason": event.stop_reason, "usage": None}
-        return {
-            "kind": "notice",
-            "text": clean(f"(a {event.kind} event could not be shown: {exc})"),
-        }
+            return events.Done(stop_reason=_text_or_none(event.stop_reason))
+        return events.Notice(clean(f"(a {event.kind} event could not be shown: {exc})"))
 
 
-def _to_lua(event: Event) -> dict[str, Any]:
-    if event.kind in ("text", "thinking", "user"):
-        return {"kind": event.kind, "text": clean(event.text)}
+def _to_lua(event: Event) -> LuaEvent:
     if event.kind == "tool_call" and event.call is not None:
         call = event.call
-        return {
-            "kind": "tool_call",
-            "id": call.id,
-            "title": clean(call.title),
-            "tool_kind": call.kind,
-            "status": call.status,
-            "input": call.input,
-        }
+        return events.ToolCallShown(
+            id=clean(call.id),
+            title=clean(call.title),
+            tool_kind=_text_or_none(call.kind),
+            status=_text_or_none(call.status),
+            input=clean_all(call.input, 1),  # depth: the event's own field
+        )
     if event.kind == "tool_result" and event.call is not None:
-        return {
-            "kind": "tool_result",
-            "id": event.call.id,
-            "status": event.status,
-            "output": clean(event.output or ""),
-        }
+        return events.ToolResultShown(
+            id=clean(event.call.id),
+            status=_text_or_none(event.status),
+            output=clean(event.output or ""),
+        )
     if event.kind == "plan":
-        return {"kind": "plan", "entries": event.entries}
+        return events.Plan(clean_all(event.entries, 1))
     if event.kind == "done":
-        return {"kind": "done", "stop_reason": event.stop_reason, "usage": event.usage}
-    return {"kind": "notice", "text": f"(unknown event {event.kind})"}
+        return events.Done(
+            stop_reason=_text_or_none(event.stop_reason), usage=clean_all(event.usage, 1)
+        )
+    return events.Notice(clean(f"(unknown event {event.kind})"))
+
+
+def _text_or_none(value: str | None) -> str | None:
+    return None if value is None else clean(value)
 
 
 class Renderer:
@@ -108,29 +79,29 @@ class Renderer:
     kept the loop from running timers.
     """
 
-    def __init__(self, send: Callable[[str, list[dict[str, Any]]], None]) -> None:
+    def __init__(self, send: Callable[[str, list[LuaEvent]], None]) -> None:
         self._send = send
-        self._pending: dict[str, list[dict[str, Any]]] = {}
+        self._pending: dict[str, list[LuaEvent]] = {}
+        # Chunks joining the last event of a key's batch (a run of text, or of thinking):
+        # joined when the run ends; `+=` on each chunk would copy the text so far (quadratic).
+        self._parts: dict[str, list[str]] = {}
         self._handle: asyncio.Handle | None = None
         self._soon = False  # the pending flush runs at the loop's next turn
         self._last_flush = float("-inf")
 
-    def push(self, key: str, item: dict[str, Any]) -> None:
+    def push(self, key: str, item: LuaEvent) -> None:
         batch = self._pending.setdefault(key, [])
-        last = batch[-1] if batch else None
-        if (
-            last is not None
-            and item["kind"] in ("text", "thinking")
-            and last["kind"] == item["kind"]
-        ):
-            # Parts joined at the flush: `+=` on each chunk copies the batch so far (quadratic).
-            parts = last["text"]
-            if isinstance(parts, str):
-                last["text"] = parts = [parts]
-            parts.append(item["text"])
+        kind = type(item)
+        if batch and kind is type(batch[-1]) and kind in STREAMED:
+            parts = self._parts.get(key)
+            if parts is None:
+                parts = self._parts[key] = [batch[-1].text]  # type: ignore[attr-defined]
+            parts.append(item.text)  # type: ignore[attr-defined]
         else:
+            if key in self._parts:
+                self._join(key, batch)
             batch.append(item)
-        ends_turn = item["kind"] == "done"
+        ends_turn = kind is events.Done
         if self._handle is not None and (self._soon or not ends_turn):
             return
         if self._handle is not None:
@@ -143,12 +114,14 @@ class Renderer:
         else:
             self._handle = loop.call_later(wait, self.flush)
 
+    def _join(self, key: str, batch: list[LuaEvent]) -> None:
+        batch[-1].text = "".join(self._parts.pop(key))  # type: ignore[attr-defined]
+
     def flush(self) -> None:
         self._handle = None
         self._last_flush = asyncio.get_running_loop().time()
         pending, self._pending = self._pending, {}
         for key, batch in pending.items():
-            for item in batch:
-                if isinstance(item.get("text"), list):
-                    item["text"] = "".join(item["text"])
+            if key in self._parts:
+                self._join(key, batch)
             self._send(key, batch)

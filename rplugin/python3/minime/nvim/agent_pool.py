@@ -1,0 +1,183 @@
+"""The agents the host runs and their sessions: one client per agent (argv, env, discovery),
+shared by every cwd that asks it; one session per cwd. Each is started once, however many asks
+arrive while it starts (single_flight.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .. import permissions
+from ..client import Client, connect
+from ..errors import Error
+from ..model import PermissionRequest
+from ..session import Session
+from . import agentfile, ops
+from .agent_env import agent_env
+from .bridge import NvimBridge
+from .single_flight import SingleFlight
+
+log = logging.getLogger("minime")
+
+ClientKey = tuple[Any, ...]
+
+
+class AgentPool:
+    """``tool_source(discovery)`` gives the library its tool source for a new client."""
+
+    def __init__(
+        self,
+        bridge: NvimBridge,
+        tool_source: Callable[[str], Any],
+        on_permission: Callable[[PermissionRequest], Awaitable[permissions.Decision]],
+        on_stderr: Callable[[str], None],
+    ) -> None:
+        self._bridge = bridge
+        self._tool_source = tool_source
+        self._on_permission = on_permission
+        self._on_stderr = on_stderr
+        self.clients: dict[ClientKey, Client] = {}
+        self.sessions: dict[str, Session] = {}
+        self._opening: SingleFlight[str, Session] = SingleFlight()
+        self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
+
+    # -- sessions keyed on cwd --------------------------------------------------------
+
+    def busy(self, cwd: str) -> bool:
+        session = self.sessions.get(cwd)
+        return session is not None and session.busy
+
+    def opening(self, cwd: str) -> bool:
+        """An ask in ``cwd`` is still starting its agent or session."""
+        return self._opening.running(cwd)
+
+    def cwd_of(self, session_id: str) -> str:
+        for cwd, session in self.sessions.items():
+            if session.session_id == session_id:
+                return cwd
+        return ""
+
+    async def session_for(self, cwd: str, payload: ops.AgentOp) -> Session:
+        session = self.sessions.get(cwd)
+        if session is not None and session.client.alive:
+            return session
+
+        async def open_session() -> Session:
+            client = await self.client_for(payload)
+            session = await client.new_session(cwd)
+            self.sessions[cwd] = session
+            log.info("session %s for %s", session.session_id, cwd)
+            return session
+
+        return await self._opening.run(cwd, open_session)
+
+    def adopt(self, cwd: str, session: Session, current: Session | None) -> None:
+        """``session`` (reopened) is now ``cwd``'s; ``current``, the one it had when the
+        reopening began, is forgotten."""
+        if current is not None and (current.client, current.session_id) != (
+            session.client,
+            session.session_id,
+        ):
+            current.client.forget(current)
+        self.sessions[cwd] = session
+
+    # -- clients keyed on (argv, env, discovery) -----------------------------------------
+
+    async def client_for(self, payload: ops.AgentOp) -> Client:
+        command, discovery = self._agent_argv(payload)
+        key = (tuple(command), tuple(sorted(payload.agent_env.items())), discovery)
+        client = self.clients.get(key)
+        if client is not None and client.alive:
+            return client
+        return await self._starting.run(
+            key, lambda: self._start_client(key, payload, command, discovery)
+        )
+
+    def _agent_argv(self, payload: ops.AgentOp) -> tuple[list[str], str]:
+        """(command, discovery) for this ask. Lua resolved the agent (lua/minime/agents/); an
+        agent with an ``agent_file`` (mm) gets the discovery that file names: mm offers tools
+        only to a client in the file's mode."""
+        command = payload.agent_cmd
+        if not command:
+            raise Error("no agent command: the agent's definition gave none (see :h minime-agents)")
+        wanted = payload.discovery
+        config = payload.agent_file or None
+        if not config:
+            return list(command), wanted or "meta"
+        try:
+            named = agentfile.discovery_mode(config)
+        except FileNotFoundError:
+            raise Error(f"agent file not found: {config}") from None
+        except Exception as exc:
+            raise Error(f"cannot read the agent file {config}: {exc}") from None
+        mode = named or "meta"
+        if wanted and wanted != mode:
+            log.warning(
+                "discovery %r ignored: the agent file %s uses %r (acp.clientTools.discovery)",
+                wanted,
+                config,
+                mode,
+            )
+            self._bridge.notify(
+                f"minime: discovery = {wanted!r} conflicts with the agent file ({mode!r}); "
+                f"using {mode!r}",
+                "warn",
+            )
+        else:
+            log.info("discovery %s (from %s)", mode, "the agent file" if named else "mm's default")
+        return list(command), mode
+
+    async def _start_client(
+        self,
+        key: ClientKey,
+        payload: ops.AgentOp,
+        command: list[str],
+        discovery: str,
+    ) -> Client:
+        client = await connect(
+            command=command,
+            env=agent_env(payload.agent_env),
+            tools=self._tool_source(discovery),
+            discovery=discovery,
+            on_permission=self._on_permission,
+            on_stderr=self._on_stderr,
+            cwd=os.path.realpath(payload.cwd),
+            ready_timeout=_seconds(payload.ready_timeout, 60.0),
+            cancel_timeout=_seconds(payload.cancel_timeout, 30.0),
+        )
+        self.clients[key] = client
+        assert client.process is not None
+        self._bridge.lua("require('minime').track_agent(...)", client.process.pid)
+        log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
+        return client
+
+    def drop(self, client: Client) -> None:
+        """``client`` died: neither it nor its sessions are used again."""
+        for key, known in list(self.clients.items()):
+            if known is client:
+                del self.clients[key]
+        for cwd, session in list(self.sessions.items()):
+            if session.client is client:
+                del self.sessions[cwd]
+
+    async def close_all(self) -> None:
+        clients = list(self.clients.values())
+        self.clients.clear()
+        self.sessions.clear()
+        for client in clients:
+            await client.close(grace=2.0)
+
+    def kill_all(self) -> None:
+        """Neovim is gone: end every agent's process group now, without waiting on asyncio."""
+        for client in list(self.clients.values()):
+            if client.process is not None:
+                client.process.kill_group(signal.SIGKILL)
+
+
+def _seconds(value: float | None, default: float) -> float:
+    """A timeout option from Lua: a positive number of seconds, else the default."""
+    return float(value) if value is not None and value > 0 else default

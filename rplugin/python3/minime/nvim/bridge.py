@@ -1,0 +1,42 @@
+"""The thread bridge: the only place the ACP loop touches the ``nvim`` object.
+
+pynvim's object belongs to pynvim's thread; the ACP loop runs in another (loop_thread.py). So
+every call goes through ``nvim.async_call``: fire-and-forget Lua (``lua``), or Lua whose
+answer the loop awaits without ever blocking pynvim's thread (``lua_call``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from typing import Any
+
+from .wire_text import clean
+
+
+class NvimBridge:
+    def __init__(self, nvim: Any) -> None:
+        self.nvim = nvim
+
+    def lua(self, code: str, *args: Any) -> None:
+        """Fire-and-forget Lua on pynvim's thread."""
+        self.nvim.async_call(lambda: self.nvim.exec_lua(code, *args, async_=True))
+
+    async def lua_call(self, code: str, *args: Any) -> Any:
+        """Lua whose answer the ACP loop needs (editor tools): awaited, never blocking pynvim."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def run() -> None:
+            if future.cancelled():
+                return
+            try:
+                future.set_result(self.nvim.exec_lua(code, *args))
+            except Exception as exc:  # surfaced to the tool call as its error
+                future.set_exception(exc)
+
+        self.nvim.async_call(run)
+        return await asyncio.wrap_future(future)
+
+    def notify(self, message: str, level: str = "error") -> None:
+        """A message for the user (``vim.notify`` through the Lua layer)."""
+        self.lua("require('minime').notify(...)", clean(message), level)

@@ -1,0 +1,87 @@
+"""What the host sends to the turn float: one Struct per event shape, the one statement of it.
+
+``require('minime.ui.turn').apply(key, events)`` receives a batch of them
+(``msgspec.to_builtins``: each a table whose ``kind`` is the tag below); lua/minime/ui/turn/
+init.lua's header describes how each is shown. Fields left at their default are not sent
+(Lua ignores nil). Every str here has been through wire_text.clean (render.to_lua does it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class LuaEvent(msgspec.Struct, tag_field="kind", omit_defaults=True):
+    """One event for a turn float."""
+
+
+class Begin(LuaEvent, tag="begin"):
+    """A new turn: the float is cleared and shows the prompt."""
+
+    prompt: str
+    cwd: str
+    session_id: str = ""
+
+
+class Text(LuaEvent, tag="text"):
+    """A chunk of the answer (markdown; may split lines anywhere)."""
+
+    text: str
+
+
+class Thinking(LuaEvent, tag="thinking"):
+    """A chunk of reasoning: dimmed, one fold per block."""
+
+    text: str
+
+
+class User(LuaEvent, tag="user"):
+    """A chunk of a user message (history replayed when a session is loaded): quoted."""
+
+    text: str
+
+
+class ToolCallShown(LuaEvent, tag="tool_call"):
+    """A tool line, inserted or updated by ``id``."""
+
+    id: str
+    title: str
+    tool_kind: str | None = None
+    status: str | None = None
+    input: Any = None
+
+
+class ToolResultShown(LuaEvent, tag="tool_result"):
+    """A tool line's status and its (folded) output."""
+
+    id: str
+    status: str | None = None
+    output: str = ""
+
+
+class Plan(LuaEvent, tag="plan"):
+    """The plan block, shown or replaced: entries {content, status, priority}."""
+
+    entries: list[Any] = msgspec.field(default_factory=list)
+
+
+class Notice(LuaEvent, tag="notice"):
+    """A plain info line."""
+
+    text: str
+
+
+class Done(LuaEvent, tag="done"):
+    """The end of a turn. ``error`` in plain words; ``session_id`` if begin had none."""
+
+    stop_reason: str | None = None
+    usage: Any = None
+    error: str | None = None
+    cwd: str | None = None
+    session_id: str | None = None
+
+
+# Chunks of these kinds, one after another, are joined into one event before a flush.
+STREAMED = (Text, Thinking, User)

@@ -1,0 +1,149 @@
+"""What Lua asks of the host: one Struct per operation's payload, decoded once in dispatch.
+
+Lua sends ``vim.rpcnotify(chan, "minime", op, payload)`` (job route) or
+``MiniMeNotify(op, payload)`` (rplugin route); lua/minime/actions.lua, host.lua and
+tools/init.lua build the payloads. ``decode`` turns one into its Struct or raises
+``Malformed`` with words for the user (the host logs it and says so; never a traceback).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Malformed(Exception):
+    """A payload that is not the operation's shape."""
+
+
+def _table(value: Any) -> Any:
+    """An empty Lua table crosses msgpack as an array: where a table with keys is meant."""
+    return {} if value == [] else value
+
+
+class Op(msgspec.Struct, kw_only=True):
+    """The payload of one operation."""
+
+
+class ToolDecl(msgspec.Struct, kw_only=True):
+    """A Lua tool's declaration (``require('minime.tools').builtin_specs()`` and
+    ``user_tool_specs()``); a built-in's schema is JSON text (key order kept)."""
+
+    name: str
+    description: str | None = None
+    # A user tool's `input_schema = {}` (Lua allows it) crosses as an empty array: no schema.
+    input_schema: str | dict[str, Any] | list[Any] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.input_schema, list):
+            if self.input_schema:
+                raise ValueError(f"tool {self.name}: input_schema must be a table with keys")
+            self.input_schema = None
+
+
+class Setup(Op, kw_only=True):
+    """The options the host needs (no Lua functions cross): lua/minime/host.lua send_setup."""
+
+    builtin_tools: list[ToolDecl] = msgspec.field(default_factory=list)
+    user_tools: list[ToolDecl] = msgspec.field(default_factory=list)
+    # Each {pattern, decision}; prompts.py skips an entry of another shape.
+    permission_rules: list[Any] = msgspec.field(default_factory=list)
+    permission_timeout: float | None = None
+
+
+class CwdOp(Op, kw_only=True):
+    """``cancel`` and ``reset``: the cwd whose session (default: the host's cwd)."""
+
+    cwd: str | None = None
+
+
+class Stop(Op, kw_only=True):
+    quiet: bool = False
+
+
+class Log(Op, kw_only=True):
+    pass
+
+
+class AgentOp(Op, kw_only=True):
+    """An operation in ``cwd`` that may start the agent, as lua/minime/agents/ resolved it
+    (actions.lua host_payload), with the ask's tool context."""
+
+    cwd: str
+    agent: str | None = None
+    label: str | None = None
+    agent_cmd: list[str] | None = None
+    agent_env: dict[str, str] = msgspec.field(default_factory=dict)
+    agent_file: str | None = None
+    discovery: str | None = None
+    mode: str | None = None
+    demo: Any = None
+    tool_ctx: dict[str, Any] | None = None
+    ready_timeout: float | None = None
+    cancel_timeout: float | None = None
+
+
+class Ask(AgentOp, kw_only=True):
+    prompt: str = ""
+    context: str | None = None  # the prompt with the selected lines, sent to the agent
+    ask_id: int | None = None  # names the selection kept in Lua (editor/asks.lua)
+
+
+class Sessions(AgentOp, kw_only=True):
+    pass
+
+
+class LoadSession(AgentOp, kw_only=True):
+    session_id: str
+    title: str | None = None
+
+
+class PermissionAnswer(Op, kw_only=True):
+    """The user's answer to prompt ``id``: an option, or none (rejected); ``remember`` keeps it
+    for the session."""
+
+    id: int
+    option_id: str | None = None
+    remember: bool = False
+    # "timeout" when nobody answered in time (the conversation says so).
+    reason: str | None = None
+
+
+class ToolResult(Op, kw_only=True):
+    """A tool's later answer to call ``id``: {ok, value | error} (lua/minime/tools/init.lua)."""
+
+    id: int
+    answer: Any = None
+
+
+OPS: dict[str, type[Op]] = {
+    "setup": Setup,
+    "ask": Ask,
+    "cancel": CwdOp,
+    "reset": CwdOp,
+    "stop": Stop,
+    "log": Log,
+    "sessions": Sessions,
+    "load_session": LoadSession,
+    "permission_answer": PermissionAnswer,
+    "tool_result": ToolResult,
+}
+
+_TABLES = ("agent_env", "tool_ctx")
+
+
+def decode(op: str, payload: Any) -> Op:
+    """The Struct of ``op``'s payload; raises Malformed (an unknown op, a wrong shape)."""
+    kind = OPS.get(op)
+    if kind is None:
+        raise Malformed(f"unknown operation {op!r}")
+    payload = _table(payload)
+    if isinstance(payload, dict):
+        for key in _TABLES:
+            if payload.get(key) == []:
+                payload = {**payload, key: {}}
+    try:
+        return msgspec.convert(payload, kind)
+    except msgspec.ValidationError as exc:
+        raise Malformed(str(exc)) from None

@@ -1,0 +1,137 @@
+"""Reopening an agent's earlier sessions (:MiniMeSessions): list them for Lua to offer, then
+load one (its history replays into the turn float) or resume it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..client import Client
+from ..errors import Error
+from . import events, ops
+from .agent_pool import AgentPool
+from .bridge import NvimBridge
+from .render import to_lua
+from .wire_text import clean
+
+log = logging.getLogger("minime")
+
+
+class SessionReopener:
+    """``render(cwd, item)`` shows an event in cwd's turn float; ``fail(cwd, message,
+    session_id)`` ends that turn with an error; ``accept(cwd, payload, advice)`` is False (the
+    user told why) while a turn runs in cwd, else takes the ask's tool context."""
+
+    def __init__(
+        self,
+        pool: AgentPool,
+        bridge: NvimBridge,
+        render: Callable[[str, events.LuaEvent], None],
+        fail: Callable[[str, str, str], None],
+        accept: Callable[[str, ops.AgentOp, str], bool],
+        take_tool_ctx: Callable[[str, ops.AgentOp], None],
+    ) -> None:
+        self._pool = pool
+        self._bridge = bridge
+        self._render = render
+        self._fail = fail
+        self._accept = accept
+        self._take_tool_ctx = take_tool_ctx
+
+    async def list(self, payload: ops.Sessions) -> None:
+        """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
+        cwd = os.path.realpath(payload.cwd)
+        if not self._pool.busy(cwd):  # a running turn keeps the context it was asked with
+            self._take_tool_ctx(cwd, payload)
+        client = await self._pool.client_for(payload)
+        name = _agent_name(client)
+        caps = client.agent_capabilities
+        listing = "list" in (caps.get("sessionCapabilities") or {})
+        how = _reopen_method(caps)
+        if how is None and not listing:
+            self._bridge.notify(
+                f"minime: {name} keeps no sessions to reopen "
+                "(it offers neither session/list nor session/load)",
+                "warn",
+            )
+            return
+        if how is None:
+            self._bridge.notify(
+                f"minime: {name} lists sessions but cannot reopen them "
+                "(it offers neither session/load nor session/resume)",
+                "warn",
+            )
+            return
+        try:
+            found = await client.list_sessions(cwd)
+        except Error:
+            raise  # the agent died: said as such by the host's guard
+        except Exception as exc:
+            log.info("session/list failed: %s", exc)
+            self._bridge.notify(f"minime: {name} does not list its sessions (session/list)", "warn")
+            return
+        items = [
+            {
+                "session_id": clean(str(item.get("sessionId") or "")),
+                "title": clean(str(item.get("title") or "")),
+                "updated_at": clean(str(item.get("updatedAt") or "")),
+                "cwd": clean(str(item.get("cwd") or "")),
+            }
+            for item in found
+            if item.get("sessionId")
+        ]
+        if not items:
+            self._bridge.notify(f"minime: no earlier sessions of {name} for {cwd}", "info")
+            return
+        self._bridge.lua("require('minime').pick_session(...)", cwd, items, how)
+
+    async def load(self, payload: ops.LoadSession) -> None:
+        """Reopen an earlier session in this cwd: its history replays into the turn float."""
+        cwd = os.path.realpath(payload.cwd)
+        session_id = payload.session_id
+        title = payload.title or session_id
+        if not self._accept(cwd, payload, ":MiniMeCancel it before loading"):
+            return
+        current = self._pool.sessions.get(cwd)
+        client = await self._pool.client_for(payload)
+        how = _reopen_method(client.agent_capabilities)
+        if how is None:
+            self._bridge.notify(f"minime: {_agent_name(client)} cannot reopen sessions", "warn")
+            return
+        prompt = clean(f"(loaded session {title})")
+        render = self._render
+        render(cwd, events.Begin(prompt=prompt, cwd=cwd, session_id=clean(session_id)))
+
+        def replayed(event: Any) -> None:
+            render(cwd, to_lua(event))
+
+        try:
+            if how == "load":
+                session = await client.load_session(session_id, cwd, on_update=replayed)
+            else:
+                session = await client.resume_session(session_id, cwd)
+        except Error as exc:
+            self._fail(cwd, str(exc), session_id)
+            return
+        self._pool.adopt(cwd, session, current)
+        log.info("session %s reopened (session/%s) for %s", session_id, how, cwd)
+        note = "the agent does not replay history on resume; " if how == "resume" else ""
+        render(cwd, events.Notice(f"{note}the next ask here continues it"))
+        render(cwd, events.Done(stop_reason="end_turn", cwd=cwd, session_id=clean(session_id)))
+
+
+def _agent_name(client: Client) -> str:
+    info = client.agent_info
+    return str(info.get("title") or info.get("name") or client.label)
+
+
+def _reopen_method(capabilities: dict[str, Any]) -> str | None:
+    """How the agent reopens a session: "load" (replays history), "resume", or None."""
+    if capabilities.get("loadSession"):
+        return "load"
+    if "resume" in (capabilities.get("sessionCapabilities") or {}):
+        return "resume"
+    return None

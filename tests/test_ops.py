@@ -1,0 +1,80 @@
+"""The Lua → host boundary (nvim/ops.py): each operation's payload decoded once; a malformed one
+is logged and said plainly, never a traceback, and the host goes on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from minime.nvim import ops
+from nvim_harness import wait_for
+from plugin_harness import DEMO_MM, Editor, agent_file, editor_with
+
+NOTIFY = "require('minime.host').notify(...)"
+
+
+@pytest.fixture
+def editor(tmp_path: Path) -> Iterator[Editor]:
+    opts = {"mm": DEMO_MM, "config": agent_file(tmp_path, trace=False)}
+    with editor_with(tmp_path, opts) as ed:
+        yield ed
+
+
+def test_decode_reads_what_lua_sends() -> None:
+    # An empty Lua table crosses msgpack as an array: {} for stop, agent_env and tool_ctx.
+    assert ops.decode("stop", []) == ops.Stop()
+    ask = ops.decode("ask", {"cwd": "/p", "prompt": "hi", "agent_env": [], "tool_ctx": [],
+                             "ask_id": 3, "ready_timeout": 5, "agent_cmd": ["mm"]})  # fmt: skip
+    assert isinstance(ask, ops.Ask)
+    assert (ask.cwd, ask.prompt, ask.agent_env, ask.tool_ctx) == ("/p", "hi", {}, {})
+    assert (ask.ask_id, ask.ready_timeout, ask.agent_cmd) == (3, 5.0, ["mm"])
+    answer = ops.decode("permission_answer", {"id": 2, "option_id": None})
+    assert answer == ops.PermissionAnswer(id=2, option_id=None, remember=False)
+    setup = ops.decode("setup", {"builtin_tools": [{"name": "x", "input_schema": "{}"}],
+                                 "user_tools": [], "permission_timeout": None})  # fmt: skip
+    assert isinstance(setup, ops.Setup) and setup.builtin_tools == [
+        ops.ToolDecl(name="x", input_schema="{}")
+    ]
+    # A user tool's `input_schema = {}` arrives as []: no schema, as before typing.
+    setup = ops.decode("setup", {"user_tools": [{"name": "u", "input_schema": []}]})
+    assert isinstance(setup, ops.Setup) and setup.user_tools[0].input_schema is None
+
+
+@pytest.mark.parametrize(
+    ("op", "payload", "says"),
+    [
+        ("ask", {"prompt": "no cwd"}, "missing required field `cwd`"),
+        ("ask", {"cwd": 42}, "Expected `str`, got `int` - at `$.cwd`"),
+        ("ask", "not a table", "Expected `object`, got `str`"),
+        ("load_session", {"cwd": "/p"}, "missing required field `session_id`"),
+        ("permission_answer", {"id": "one"}, "Expected `int`, got `str` - at `$.id`"),
+        ("tool_result", {"answer": {}}, "missing required field `id`"),
+        ("nope", {}, "unknown operation 'nope'"),
+        ("setup", {"user_tools": [{"name": "u", "input_schema": [1]}]}, "input_schema must be"),
+    ],
+)
+def test_decode_names_what_is_wrong(op: str, payload: object, says: str) -> None:
+    with pytest.raises(ops.Malformed) as info:
+        ops.decode(op, payload)
+    assert says in str(info.value)
+
+
+def test_a_malformed_request_is_said_plainly_and_the_host_goes_on(editor: Editor) -> None:
+    editor.lua(NOTIFY, "ask", {"cwd": 42, "prompt": "x"})
+    note = editor.wait_note("malformed ask request")
+    assert note == (
+        "minime: a malformed ask request from Lua was ignored: "
+        "Expected `str`, got `int` - at `$.cwd`"
+    )
+    editor.lua(NOTIFY, "permission_answer", {"id": "one"})
+    editor.wait_note("malformed permission_answer request")
+    editor.ask("still here")
+    assert editor.wait_done()["stop_reason"] == "end_turn"
+    assert "echo: still here" in editor.turn_text()
+    stderr = "\n".join(editor.lua("return require('minime.host').stderr"))
+    assert "Traceback" not in stderr
+    editor.nvim.command("MiniMeLog")
+    wait_for(lambda: editor.lua("return vim.b.minime") == "log", 10)
+    log = "\n".join(editor.nvim.current.buffer[:])
+    assert "a malformed ask request from Lua: Expected `str`, got `int` - at `$.cwd`" in log
