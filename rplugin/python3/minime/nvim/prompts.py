@@ -87,7 +87,10 @@ class Prompts:
             self._pending.pop(prompt_id, None)
         if answer.get("reason") == "timeout":
             seconds = self._options().get("permission_timeout")
-            self._note(cwd, f"permission {call.title!r}: rejected, no answer within {seconds} s")
+            self._note(
+                cwd,
+                f"permission {call.title!r}: rejected, no answer within {float(seconds or 0):g} s",
+            )
         option_id = answer.get("option_id")
         if not isinstance(option_id, str):
             return permissions.REJECT
