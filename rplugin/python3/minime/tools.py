@@ -153,6 +153,7 @@ async def run(tool: Tool, request: ToolRequest) -> dict[str, Any]:
             if inspect.isawaitable(value):
                 value = await value
     except asyncio.CancelledError:
+        request.cancelled.set()  # a sync handler sees it; an async one got the CancelledError
         raise
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # the model's to read, not an exit
         failure = as_failure(exc)
