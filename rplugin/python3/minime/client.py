@@ -88,6 +88,7 @@ class Client:
         self._closing = False
         self._closed = asyncio.Event()
         self.death: Error | None = None
+        self.ready_by: float | None = None  # loop time by which connect + a first session are due
 
     # -- start-up -------------------------------------------------------------------
 
@@ -104,6 +105,7 @@ class Client:
         return self.death is None and not self._closing
 
     async def _start(self) -> None:
+        self.ready_by = asyncio.get_running_loop().time() + self.ready_timeout
         try:
             self.process = await AgentProcess.spawn(
                 self.argv, cwd=self.cwd, env=self._env, on_stderr=self._on_stderr
@@ -120,7 +122,7 @@ class Client:
         self.rpc = acp.connect_to_agent(Handler(self), self.transport)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
-            response = await self.until_ready("initialize", self._initialize())
+            response = await self.until_ready("initialize", self._initialize(), self.ready_by)
         except BaseException:
             await self.close()
             raise
@@ -142,14 +144,18 @@ class Client:
             client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
         )
 
-    async def until_ready(self, what: str, work: Any) -> Any:
-        """Run a start-up step within ``ready_timeout``, failing fast if the agent exits."""
+    async def until_ready(self, what: str, work: Any, ready_by: float | None = None) -> Any:
+        """Run a start-up step within ``ready_timeout`` (or until the loop time ``ready_by``,
+        the one bound of a whole start), failing fast if the agent exits."""
         assert self.process is not None
+        timeout = self.ready_timeout
+        if ready_by is not None:
+            timeout = max(0.0, ready_by - asyncio.get_running_loop().time())
         step = asyncio.ensure_future(work)
         exited = asyncio.ensure_future(self.process.wait())
         try:
             done, _ = await asyncio.wait(
-                {step, exited}, timeout=self.ready_timeout, return_when=asyncio.FIRST_COMPLETED
+                {step, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
         except asyncio.CancelledError:
             step.cancel()
@@ -172,8 +178,9 @@ class Client:
                 f"{self.binary} exited before it was ready ({what}): "
                 f"{self.process.exit_text()}{self._stderr_hint()}"
             )
+        since = " of its start" if ready_by is not None and what != "initialize" else ""
         raise Error(
-            f"{self.binary} did not answer {what} within {self.ready_timeout:g} s"
+            f"{self.binary} did not answer {what} within {self.ready_timeout:g} s{since}"
             f"{self._stderr_hint()}"
         )
 
@@ -230,14 +237,20 @@ class Client:
     # -- sessions ---------------------------------------------------------------------
 
     async def new_session(self, cwd: str | None = None) -> Session:
-        """Open a session whose tools run in ``cwd`` (default: the client's cwd)."""
+        """Open a session whose tools run in ``cwd`` (default: the client's cwd), within
+        ``ready_timeout``."""
+        return await self.open_first_session(cwd, ready_by=None)
+
+    async def open_first_session(self, cwd: str | None, ready_by: float | None) -> Session:
+        """``new_session`` bounded by ``ready_by`` (``start()``: one bound for the whole start,
+        so a slow ``initialize`` leaves ``session/new`` only the rest of ``ready_timeout``)."""
         self._check_alive()
         cwd = os.path.abspath(cwd or self.cwd)
         opening = self._scopes.begin_new(cwd)
         session_id: str | None = None
         try:
             response = await self.until_ready(
-                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[])
+                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[]), ready_by
             )
             if self._scopes.conflicts(response.session_id, cwd):
                 raise Error(
@@ -290,9 +303,17 @@ class Client:
         return session
 
     async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
+        """The agent's stored sessions (``session/list``); any failure is a :class:`Error`."""
         self._check_alive()
-        response = await self.rpc.list_sessions(cwd=os.path.abspath(cwd or self.cwd))
-        return [_dump(item) for item in response.sessions]
+        try:
+            response = await self.rpc.list_sessions(cwd=os.path.abspath(cwd or self.cwd))
+            return [_dump(item) for item in response.sessions]
+        except Exception as exc:
+            if isinstance(exc, ConnectionError) or not self.alive:
+                await self.death_or(exc)  # how the agent died, if it did
+                if self.death is not None:
+                    raise self.death from None
+            raise Error(f"session/list failed: {describe(exc)}{self._stderr_hint()}") from None
 
     def _end_open(self, opening: Opening, session_id: str | None) -> None:
         before = set(self._scopes.cwds)

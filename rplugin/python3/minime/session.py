@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import Busy, Error
 from .model import Event, Result, ToolCall
+from .transport import STOP_REASON_META
 from .updates import to_event
 
 if TYPE_CHECKING:
@@ -199,7 +200,9 @@ class Session:
         usage = None
         if response.usage is not None:
             usage = response.usage.model_dump(mode="json", exclude_none=True)
-        turn.finish(response.stop_reason, usage)
+        meta = response.field_meta or {}
+        passed = meta.get(STOP_REASON_META)  # one the SDK's schema does not know: as sent
+        turn.finish(passed if isinstance(passed, str) else response.stop_reason, usage)
 
     def _release(self, turn: Turn) -> None:
         if self._turn is turn and turn.ended.is_set():
