@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 import msgspec
 
-EventKind = Literal["text", "thinking", "tool_call", "tool_result", "plan", "done", "user"]
+EventKind = Literal[
+    "text", "thinking", "tool_call", "tool_update", "tool_result", "plan", "done", "user"
+]
 
 
 class ToolCall(msgspec.Struct, kw_only=True):

@@ -23,7 +23,12 @@ _BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 class Turn:
-    """The state of one prompt: its queue of events, its end, and whether it was cancelled."""
+    """The state of one prompt: its queue of events, its end, and whether it was cancelled.
+
+    A tool call is an upsert: its first ``tool_call`` or ``tool_call_update`` gives a
+    ``tool_call`` event, later non-final ones ``tool_update`` (the call as known so far), a
+    ``completed``/``failed`` one ``tool_result``.
+    """
 
     def __init__(self, prompt: Prompt) -> None:
         self.prompt = prompt
@@ -40,6 +45,8 @@ class Turn:
         if self.ended.is_set():
             return
         if event.call is not None:
+            if event.kind == "tool_call" and event.call.id in self.calls:
+                event.kind = "tool_update"  # agents send a call's tool_call again (mm: twice)
             event.call = self.known_call(event.call)
         if event.kind == "text":
             self.parts.append(event.text)

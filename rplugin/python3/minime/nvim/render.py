@@ -73,7 +73,7 @@ def to_lua(event: Event) -> dict[str, Any]:
 def _to_lua(event: Event) -> dict[str, Any]:
     if event.kind in ("text", "thinking", "user"):
         return {"kind": event.kind, "text": clean(event.text)}
-    if event.kind == "tool_call" and event.call is not None:
+    if event.kind in ("tool_call", "tool_update") and event.call is not None:  # Lua upserts
         call = event.call
         return {
             "kind": "tool_call",
