@@ -125,12 +125,14 @@ def test_a_stop_reason_that_is_no_string_fails_the_turn_with_a_minime_error(
 # --- one bound for the whole start -------------------------------------------------------------
 
 READY = 4.0  # each answer alone comes well within it; both together do not
-LATE = 0.65 * READY
+LATE = 0.7 * READY
 
 
 def test_ready_timeout_bounds_the_whole_start_not_each_step(tmp_path: Path) -> None:
     delays = {"initialize": LATE, "session/new": LATE}
     command = agent_command(tmp_path, {"delays": delays})
+
+    import acp  # noqa: F401  (imported now: its first import, ~1 s, is not the agent's time)
 
     async def main() -> None:
         began = time.monotonic()

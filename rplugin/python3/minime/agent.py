@@ -66,7 +66,7 @@ async def start(
     **options: Any,
 ) -> Agent:
     """Spawn ``<mm> -acp -config <config>`` in ``cwd``, then ``initialize`` and ``session/new``,
-    all within ``ready_timeout`` (60 s)."""
+    the two together within ``ready_timeout`` (60 s)."""
     unknown = sorted(set(options) - _CONNECT_OPTIONS)
     if unknown:
         raise Error(f"start() got unknown options: {', '.join(unknown)}")

@@ -89,7 +89,6 @@ class Client(StoredSessions):
         return self.death is None and not self._closing
 
     async def _start(self) -> None:
-        self.ready_by = asyncio.get_running_loop().time() + self.ready_timeout
         try:
             self.process = await AgentProcess.spawn(
                 self.argv, cwd=self.cwd, env=self._env, on_stderr=self._on_stderr
@@ -106,6 +105,8 @@ class Client(StoredSessions):
         self.rpc = acp.connect_to_agent(Handler(self), self.transport)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
+            # From the first request on (the spawn and the SDK's import are not the agent's).
+            self.ready_by = asyncio.get_running_loop().time() + self.ready_timeout
             response = await self.until_ready("initialize", self._initialize(), self.ready_by)
         except BaseException:
             await self.close()
