@@ -14,6 +14,10 @@ The script (JSON object):
 ``on_open``      steps run before ``session/new``, ``session/load`` or ``session/resume`` is
                  answered (``@SID@`` is the id being opened, ``@CWD@`` the cwd the client sent).
 ``trace``        a file: every line the client wrote, as JSON lines ``{"in": message}``.
+``replies``      ``{METHOD: {"result": …} or {"error": …}}``: the answer to METHOD instead of
+                 the usual one (for ``session/prompt``, after its steps).
+``delays``       ``{METHOD: SECONDS}``: the answer to METHOD is sent that much later (an agent
+                 slow to start: ``initialize``, ``session/new``).
 
 A ``session/prompt``'s text is a JSON list of steps (``@SID@`` is the prompt's session):
 
@@ -106,7 +110,9 @@ class Adversary:
         elif rid is None:
             return
         if rid is not None:
-            self.send({"id": rid, "result": result})
+            await asyncio.sleep(self.script.get("delays", {}).get(method, 0))
+            reply = self.script.get("replies", {}).get(method, {"result": result})
+            self.send({"id": rid, **reply})
 
     async def main(self) -> None:
         loop = asyncio.get_running_loop()

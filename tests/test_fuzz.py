@@ -130,7 +130,10 @@ def test_the_client_refuses_exactly_what_mm_would_skip(tools: list[minime.Tool])
         accepted = tools_mod.validate(tools)
     except minime.Error as exc:
         assert str(exc), "a refusal says why"
-        assert skipped or not handles_ok, f"refused, but mm keeps every entry: {exc}"
+        # mm keeps two tools on one method; the client refuses them (a call names only its
+        # method, so it could not tell which tool the model called).
+        shared = "is already another tool's" in str(exc)
+        assert skipped or not handles_ok or shared, f"refused, but mm keeps every entry: {exc}"
         return
     assert handles_ok, "a tool without a handle is refused"
     assert skipped == [], "accepted, but mm would skip an entry"
@@ -138,7 +141,9 @@ def test_the_client_refuses_exactly_what_mm_would_skip(tools: list[minime.Tool])
     sent = json.loads(json.dumps(tools_mod.descriptions(accepted)))
     kept, lines = validate_tools(sent)
     assert lines == []
-    assert sorted(t.model_name for t in kept) == sorted(tools_mod.model_name(t.name) for t in tools)
+    # The fake says "client_" for a name with no ASCII letter or digit where mm says "client".
+    seen_by_mm = sorted(t.model_name.rstrip("_") for t in kept)
+    assert seen_by_mm == sorted(tools_mod.model_name(t.name) for t in tools)
 
 
 # ---------------------------------------------------------------------------------------------

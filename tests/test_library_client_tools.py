@@ -502,18 +502,31 @@ def test_the_handler_answer_is_what_the_model_reads(
     asyncio.run(main())
 
 
-def test_every_tool_call_event_describes_the_call_as_known_so_far(mm: FakeMM) -> None:
+def test_one_tool_call_event_then_updates_then_the_result(mm: FakeMM) -> None:
     # mm sends tool_call (pending, with title, kind and rawInput), then tool_call_update
-    # (in_progress, with none of them): the second event must not blank what the first said.
+    # (in_progress, with none of them), then the final update: one tool_call event, then a
+    # tool_update that does not blank what the first said, then tool_result.
     async def main() -> None:
-        async with mm.agent(yolo(mm), tools=[minime.Tool("t", Recorder())]) as agent:
+        async with mm.agent(yolo(mm), tools=[minime.Tool("t", Recorder("done"))]) as agent:
             events = [e async for e in agent.stream('/tool t {"k": 1}')]
-        calls = [e.call for e in events if e.kind == "tool_call" and e.call is not None]
-        assert len(calls) == 2
-        assert [(c.id, c.title, c.kind, c.input) for c in calls] == [
-            (calls[0].id, "client: t", "other", {"k": 1})
-        ] * 2
-        assert [c.status for c in calls] == ["pending", "in_progress"]
+        tool_events = [e for e in events if e.call is not None]
+        assert [e.kind for e in tool_events] == ["tool_call", "tool_update", "tool_result"]
+        call, update, result = (e.call for e in tool_events)
+        assert call is not None and update is not None and result is not None
+        assert (call.id, call.title, call.kind, call.input) == (
+            call.id,
+            "client: t",
+            "other",
+            {"k": 1},
+        )
+        assert (update.id, update.title, update.kind, update.input) == (
+            call.id,
+            "client: t",
+            "other",
+            {"k": 1},
+        )
+        assert [c.status for c in (call, update, result)] == ["pending", "in_progress", "completed"]
+        assert (result.id, tool_events[2].output) == (call.id, "done")
 
     asyncio.run(main())
 

@@ -65,7 +65,8 @@ async def start(
     on_stderr: Callable[[str], None] | None = None,
     **options: Any,
 ) -> Agent:
-    """Spawn ``<mm> -acp -config <config>`` in ``cwd``, then ``initialize`` and ``session/new``."""
+    """Spawn ``<mm> -acp -config <config>`` in ``cwd``, then ``initialize`` and ``session/new``,
+    the two together within ``ready_timeout`` (60 s)."""
     unknown = sorted(set(options) - _CONNECT_OPTIONS)
     if unknown:
         raise Error(f"start() got unknown options: {', '.join(unknown)}")
@@ -80,7 +81,8 @@ async def start(
         **options,
     )
     try:
-        session = await client.new_session(client.cwd)
+        # One bound for the whole start: session/new gets what initialize left of ready_timeout.
+        session = await client.open_first_session(client.cwd, ready_by=client.ready_by)
     except BaseException:
         await client.close()
         raise

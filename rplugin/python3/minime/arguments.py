@@ -1,4 +1,5 @@
-"""Plain-worded checks of what a program passes to ``start``/``connect``, before any spawn.
+"""Plain-worded checks of what a program passes to ``start``/``connect``, before any spawn,
+and the command line they make of it.
 
 A wrong type deep inside (``os.fspath(123)``) would surface as a bare TypeError; the library
 promises :class:`minime.Error` with a sentence instead.
@@ -7,7 +8,8 @@ promises :class:`minime.Error` with a sentence instead.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import shutil
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import Error
@@ -77,3 +79,42 @@ def _iterable(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def resolve_binary(mm: str | None) -> str:
+    """``mm`` argument, else ``$MM_BIN``, else ``mm`` on PATH."""
+    wanted = mm or os.environ.get("MM_BIN") or "mm"
+    if os.sep in wanted:
+        path = os.path.abspath(os.path.expanduser(wanted))
+        if not os.path.isfile(path):
+            raise Error(f"agent binary not found: {path}")
+        if not os.access(path, os.X_OK):
+            raise Error(f"agent binary is not executable: {path}")
+        return path
+    found = shutil.which(wanted)
+    if found is None:
+        raise Error(f"agent binary not found: {wanted!r} is not on PATH (set MM_BIN or pass mm=)")
+    return found
+
+
+def working_directory(cwd: str | os.PathLike[str] | None) -> str:
+    """The absolute directory the agent runs in (default: this process's)."""
+    workdir = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+    if not os.path.isdir(workdir):
+        raise Error(f"working directory not found: {workdir}")
+    return workdir
+
+
+def agent_argv(
+    config: str | os.PathLike[str] | None, mm: str | None, command: Sequence[str] | None
+) -> list[str]:
+    """``command`` with its binary resolved, else ``<mm> -acp -config <absolute agent file>``."""
+    if command:
+        command = list(command)
+        return [resolve_binary(command[0]), *command[1:]]
+    if config is None:
+        raise Error("an agent file is required (config=...)")
+    config_path = os.path.abspath(os.path.expanduser(os.fspath(config)))
+    if not os.path.isfile(config_path):
+        raise Error(f"agent file not found: {config_path}")
+    return [resolve_binary(mm), "-acp", "-config", config_path]

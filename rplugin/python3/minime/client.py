@@ -12,18 +12,18 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import tools as tools_mod
-from .arguments import check_connect_arguments
+from .arguments import agent_argv, check_connect_arguments, working_directory
 from .errors import Error, describe
 from .handler import Handler
 from .permissions import PermissionCallback
 from .process import AgentProcess
 from .scopes import Opening, Scopes
 from .session import Session
+from .stored_sessions import StoredSessions, dump
 from .tool_service import ToolService
 from .tools import Tool, ToolSource
 from .transport import LineTransport
@@ -35,23 +35,7 @@ CLIENT_NAME = "minime.py"
 CLIENT_VERSION = "0.1.0"
 
 
-def resolve_binary(mm: str | None) -> str:
-    """``mm`` argument, else ``$MM_BIN``, else ``mm`` on PATH."""
-    wanted = mm or os.environ.get("MM_BIN") or "mm"
-    if os.sep in wanted:
-        path = os.path.abspath(os.path.expanduser(wanted))
-        if not os.path.isfile(path):
-            raise Error(f"agent binary not found: {path}")
-        if not os.access(path, os.X_OK):
-            raise Error(f"agent binary is not executable: {path}")
-        return path
-    found = shutil.which(wanted)
-    if found is None:
-        raise Error(f"agent binary not found: {wanted!r} is not on PATH (set MM_BIN or pass mm=)")
-    return found
-
-
-class Client:
+class Client(StoredSessions):
     """A connection to one agent process. Build it with :func:`connect`."""
 
     def __init__(
@@ -88,6 +72,7 @@ class Client:
         self._closing = False
         self._closed = asyncio.Event()
         self.death: Error | None = None
+        self.ready_by: float | None = None  # loop time by which connect + a first session are due
 
     # -- start-up -------------------------------------------------------------------
 
@@ -120,12 +105,14 @@ class Client:
         self.rpc = acp.connect_to_agent(Handler(self), self.transport)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
-            response = await self.until_ready("initialize", self._initialize())
+            # From the first request on (the spawn and the SDK's import are not the agent's).
+            self.ready_by = asyncio.get_running_loop().time() + self.ready_timeout
+            response = await self.until_ready("initialize", self._initialize(), self.ready_by)
         except BaseException:
             await self.close()
             raise
-        self.agent_info = _dump(response.agent_info)
-        self.agent_capabilities = _dump(response.agent_capabilities)
+        self.agent_info = dump(response.agent_info)
+        self.agent_capabilities = dump(response.agent_capabilities)
 
     async def _initialize(self) -> Any:
         from acp import PROTOCOL_VERSION
@@ -142,14 +129,18 @@ class Client:
             client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
         )
 
-    async def until_ready(self, what: str, work: Any) -> Any:
-        """Run a start-up step within ``ready_timeout``, failing fast if the agent exits."""
+    async def until_ready(self, what: str, work: Any, ready_by: float | None = None) -> Any:
+        """Run a start-up step within ``ready_timeout`` (or until the loop time ``ready_by``,
+        the one bound of a whole start), failing fast if the agent exits."""
         assert self.process is not None
+        timeout = self.ready_timeout
+        if ready_by is not None:
+            timeout = max(0.0, ready_by - asyncio.get_running_loop().time())
         step = asyncio.ensure_future(work)
         exited = asyncio.ensure_future(self.process.wait())
         try:
             done, _ = await asyncio.wait(
-                {step, exited}, timeout=self.ready_timeout, return_when=asyncio.FIRST_COMPLETED
+                {step, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
         except asyncio.CancelledError:
             step.cancel()
@@ -172,8 +163,9 @@ class Client:
                 f"{self.binary} exited before it was ready ({what}): "
                 f"{self.process.exit_text()}{self._stderr_hint()}"
             )
+        since = " of its start" if ready_by is not None and what != "initialize" else ""
         raise Error(
-            f"{self.binary} did not answer {what} within {self.ready_timeout:g} s"
+            f"{self.binary} did not answer {what} within {self.ready_timeout:g} s{since}"
             f"{self._stderr_hint()}"
         )
 
@@ -230,14 +222,20 @@ class Client:
     # -- sessions ---------------------------------------------------------------------
 
     async def new_session(self, cwd: str | None = None) -> Session:
-        """Open a session whose tools run in ``cwd`` (default: the client's cwd)."""
+        """Open a session whose tools run in ``cwd`` (default: the client's cwd), within
+        ``ready_timeout``."""
+        return await self.open_first_session(cwd, ready_by=None)
+
+    async def open_first_session(self, cwd: str | None, ready_by: float | None) -> Session:
+        """``new_session`` bounded by ``ready_by`` (``start()``: one bound for the whole start,
+        so a slow ``initialize`` leaves ``session/new`` only the rest of ``ready_timeout``)."""
         self._check_alive()
         cwd = os.path.abspath(cwd or self.cwd)
         opening = self._scopes.begin_new(cwd)
         session_id: str | None = None
         try:
             response = await self.until_ready(
-                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[])
+                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[]), ready_by
             )
             if self._scopes.conflicts(response.session_id, cwd):
                 raise Error(
@@ -248,51 +246,6 @@ class Client:
             return self._register(session_id, cwd)
         finally:
             self._end_open(opening, session_id)
-
-    async def load_session(
-        self,
-        session_id: str,
-        cwd: str | None = None,
-        on_update: Callable[[Any], None] | None = None,
-    ) -> Session:
-        """Reopen a stored session; its replayed history goes to ``on_update`` as events."""
-        return await self._reopen("session/load", session_id, cwd, on_update)
-
-    async def resume_session(self, session_id: str, cwd: str | None = None) -> Session:
-        """Reopen a stored session without a replay of its history (``session/resume``)."""
-        return await self._reopen("session/resume", session_id, cwd, None)
-
-    async def _reopen(
-        self,
-        method: str,
-        session_id: str,
-        cwd: str | None,
-        on_update: Callable[[Any], None] | None,
-    ) -> Session:
-        self._check_alive()
-        cwd = os.path.abspath(cwd or self.cwd)
-        if self._scopes.cwds.get(session_id, cwd) != cwd:  # reopened elsewhere: tools anew
-            self.tool_service.forget([session_id])
-        opening = self._scopes.begin_known(session_id, cwd)
-        session = self._register(session_id, cwd)
-        session.on_update = on_update
-        if method == "session/load":
-            request = self.rpc.load_session(cwd=cwd, session_id=session_id, mcp_servers=[])
-        else:
-            request = self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[])
-        try:
-            await self.until_ready(method, request)
-        except BaseException:
-            self.sessions.pop(session_id, None)
-            self._end_open(opening, None)
-            raise
-        self._end_open(opening, session_id)
-        return session
-
-    async def list_sessions(self, cwd: str | None = None) -> list[dict[str, Any]]:
-        self._check_alive()
-        response = await self.rpc.list_sessions(cwd=os.path.abspath(cwd or self.cwd))
-        return [_dump(item) for item in response.sessions]
 
     def _end_open(self, opening: Opening, session_id: str | None) -> None:
         before = set(self._scopes.cwds)
@@ -363,12 +316,6 @@ class Client:
         await self.close()
 
 
-def _dump(model: Any) -> dict[str, Any]:
-    if model is None:
-        return {}
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
 async def connect(
     config: str | os.PathLike[str] | None = None,
     *,
@@ -403,19 +350,8 @@ async def connect(
         raise Error('tools given as a function need discovery="request"')
     if not callable(tools):
         tools = tools_mod.validate(tools)  # refused before anything is spawned
-    workdir = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
-    if not os.path.isdir(workdir):
-        raise Error(f"working directory not found: {workdir}")
-    if command:
-        command = list(command)
-        argv = [resolve_binary(command[0]), *command[1:]]
-    else:
-        if config is None:
-            raise Error("an agent file is required (config=...)")
-        config_path = os.path.abspath(os.path.expanduser(os.fspath(config)))
-        if not os.path.isfile(config_path):
-            raise Error(f"agent file not found: {config_path}")
-        argv = [resolve_binary(mm), "-acp", "-config", config_path]
+    workdir = working_directory(cwd)
+    argv = agent_argv(config, mm, command)
     client = Client(
         argv=argv,
         cwd=workdir,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Literal
 
 import msgspec
 
-EventKind = Literal["text", "thinking", "tool_call", "tool_result", "plan", "done", "user"]
+EventKind = Literal[
+    "text", "thinking", "tool_call", "tool_update", "tool_result", "plan", "done", "user"
+]
 
 
 class ToolCall(msgspec.Struct, kw_only=True):
@@ -48,20 +51,31 @@ class PermissionOption(msgspec.Struct, kw_only=True):
 
 
 class PermissionRequest(msgspec.Struct, kw_only=True):
-    """What ``on_permission`` receives: the call the agent wants to make and its options."""
+    """What ``on_permission`` receives: the call the agent wants to make and its options.
+
+    ``cancelled`` is set when the question is withdrawn (the turn cancelled, the agent's
+    ``$/cancel_request``, the connection closed): a sync callback may wait on it (Go's ctx).
+    """
 
     session_id: str
     tool_call: ToolCall
     options: list[PermissionOption]
+    cancelled: threading.Event = msgspec.field(default_factory=threading.Event)
 
 
 class ToolRequest(msgspec.Struct, kw_only=True):
-    """What a client tool's handler receives."""
+    """What a client tool's handler receives.
+
+    ``cancelled`` is set when the call is cancelled (mm's ``$/cancel_request`` at its timeout,
+    the turn cancelled, the connection closed): a sync handler, which no CancelledError can
+    reach, polls it or waits on it and returns early (Go's ctx). Its answer is then dropped.
+    """
 
     session_id: str
     arguments: dict[str, Any]
     cwd: str | None = None
     tool: str = ""
+    cancelled: threading.Event = msgspec.field(default_factory=threading.Event)
 
 
 class ToolDescription(msgspec.Struct, omit_defaults=True):

@@ -69,6 +69,7 @@ async def decide(callback: PermissionCallback | None, request: PermissionRequest
                 if inspect.isawaitable(decision):
                     decision = await decision
         except asyncio.CancelledError:
+            request.cancelled.set()  # a sync callback sees it; an async one got the error
             raise
         except (Exception, SystemExit, KeyboardInterrupt):
             log.exception("on_permission failed; rejecting")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import Busy, Error
 from .model import Event, Result, ToolCall
+from .transport import STOP_REASON_META
 from .updates import to_event
 
 if TYPE_CHECKING:
@@ -22,7 +23,12 @@ _BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 class Turn:
-    """The state of one prompt: its queue of events, its end, and whether it was cancelled."""
+    """The state of one prompt: its queue of events, its end, and whether it was cancelled.
+
+    A tool call is an upsert: its first ``tool_call`` or ``tool_call_update`` gives a
+    ``tool_call`` event, later non-final ones ``tool_update`` (the call as known so far), a
+    ``completed``/``failed`` one ``tool_result``.
+    """
 
     def __init__(self, prompt: Prompt) -> None:
         self.prompt = prompt
@@ -39,6 +45,8 @@ class Turn:
         if self.ended.is_set():
             return
         if event.call is not None:
+            if event.kind == "tool_call" and event.call.id in self.calls:
+                event.kind = "tool_update"  # agents send a call's tool_call again (mm: twice)
             event.call = self.known_call(event.call)
         if event.kind == "text":
             self.parts.append(event.text)
@@ -199,7 +207,9 @@ class Session:
         usage = None
         if response.usage is not None:
             usage = response.usage.model_dump(mode="json", exclude_none=True)
-        turn.finish(response.stop_reason, usage)
+        meta = response.field_meta or {}
+        passed = meta.get(STOP_REASON_META)  # one the SDK's schema does not know: as sent
+        turn.finish(passed if isinstance(passed, str) else response.stop_reason, usage)
 
     def _release(self, turn: Turn) -> None:
         if self._turn is turn and turn.ended.is_set():

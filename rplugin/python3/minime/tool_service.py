@@ -64,17 +64,35 @@ class ToolService:
             )
             log.warning("refused %s: %s", TOOLS_LIST_METHOD, why)
             raise RequestError.invalid_params({"details": f"refused: {why}"})
+        checked = await self._ask_source(session_id, cwd)
+        if self._scopes.cwds.get(session_id) == cwd:  # still bound once the source answered
+            self._per_session[session_id] = {tool.wire_method: tool for tool in checked}
+        return {"tools": tools_mod.descriptions(checked)}
+
+    async def _ask_source(self, session_id: str, cwd: str) -> list[Tool]:
+        """The source's tools for this session, each entry checked on its own (mm's rule): a
+        bad entry is skipped and logged, the rest kept. A source that fails is logged and
+        answered as an error, which mm reports on its stderr; the session opens without tools.
+        """
+        from acp import RequestError
+
         source = self._source
         try:
             found = source(session_id, cwd) if callable(source) else source
             if asyncio.iscoroutine(found):
                 found = await found
-        except (SystemExit, KeyboardInterrupt) as exc:  # the source failed; the program goes on
-            raise as_failure(exc) from None
-        checked = tools_mod.validate(found or [])
-        if self._scopes.cwds.get(session_id) == cwd:  # still bound once the source answered
-            self._per_session[session_id] = {tool.wire_method: tool for tool in checked}
-        return {"tools": tools_mod.descriptions(checked)}
+            if isinstance(found, str | bytes | dict) or not isinstance(found, Iterable | None):
+                raise TypeError(f"it returned {type(found).__name__}, not a list of minime.Tool")
+            entries = list(found or [])
+        except asyncio.CancelledError:
+            raise
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # the program goes on
+            failure = str(as_failure(exc)) or type(exc).__name__
+            log.warning("tool source failed for session %r: %s", session_id, failure)
+            raise RequestError.internal_error(
+                {"details": f"the tool source failed: {failure}"}
+            ) from None
+        return tools_mod.keep_valid(entries, f"tools for session {session_id!r}")
 
     async def call(
         self, method: str, params: dict[str, Any], is_open: Callable[[str], bool]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -13,6 +14,8 @@ import msgspec
 from .errors import Error
 from .model import TextBlock, ToolDescription, ToolRequest, ToolResult
 from .threads import as_failure, tool_pool
+
+log = logging.getLogger("minime")
 
 DEFAULT_METHOD_PREFIX = "_minime.py/tools/"
 SESSION_META_KEY = "org.mini-me/sessionId"
@@ -49,40 +52,79 @@ ToolSource = Sequence[Tool] | Callable[[str, str], Iterable[Tool]]
 
 
 def model_name(name: str) -> str:
-    """The name the model sees: ``open buffers`` → ``client_open_buffers``."""
-    return "client_" + re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
+    """The name the model sees, as mm makes it: ``client_<name>`` with every run outside
+    [A-Za-z0-9] made one ``_`` and the ends trimmed (``open buffers`` → ``client_open_buffers``,
+    ``???`` → ``client``)."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", f"client_{name}").strip("_")
+
+
+def problem(tool: Any, seen_names: set[str], seen_methods: set[str]) -> str | None:
+    """Why mm would skip this entry (or the client could not serve it), else None.
+
+    A method shared by two tools is refused: mm's call carries the method and the arguments,
+    nothing else, so the client could not tell which of the two the model called.
+    """
+    if not isinstance(tool, Tool):
+        return f"not a minime.Tool: {tool!r}"
+    if not isinstance(tool.name, str) or not tool.name.strip():
+        return "no name"
+    if tool.handle is None or not callable(tool.handle):
+        return "no handle"
+    for field, value in (("description", tool.description), ("method", tool.wire_method)):
+        if value is not None and not isinstance(value, str):
+            return f"{field} must be a string, got {type(value).__name__}"
+    method = tool.wire_method
+    if not method.startswith("_"):
+        return f'method "{method}" must start with "_" (an ACP extension method)'
+    schema = tool.input_schema
+    if schema is not None:
+        if not isinstance(schema, dict):
+            return f"inputSchema must be an object, got {type(schema).__name__}"
+        if schema.get("type", "object") != "object":
+            return f'inputSchema.type must be "object", got {schema["type"]!r}'
+    visible = model_name(tool.name)
+    if visible in seen_names:
+        return f'duplicate tool name "{visible}"'
+    if method in seen_methods:
+        return (
+            f'method "{method}" is already another tool\'s: a call names only its method, '
+            "so each tool needs its own"
+        )
+    seen_names.add(visible)
+    seen_methods.add(method)
+    return None
+
+
+def _where(index: int, tool: Any) -> str:
+    name = getattr(tool, "name", None)
+    return f"tool {index} ({name!r})" if isinstance(name, str) and name.strip() else f"tool {index}"
 
 
 def validate(tools: Iterable[Tool]) -> list[Tool]:
     """Refuse what mm would skip, so that what the client accepts mm accepts."""
-    checked: list[Tool] = []
-    seen: set[str] = set()
+    tools = list(tools)
+    seen_names: set[str] = set()
+    seen_methods: set[str] = set()
     for index, tool in enumerate(tools):
-        if not isinstance(tool, Tool):
-            raise Error(f"tool {index}: not a minime.Tool: {tool!r}")
-        where = f"tool {index} ({tool.name!r})"
-        if not isinstance(tool.name, str) or not tool.name.strip():
-            raise Error(f"tool {index}: no name")
-        if tool.handle is None or not callable(tool.handle):
-            raise Error(f"{where}: no handle")
-        for field, value in (("description", tool.description), ("method", tool.wire_method)):
-            if value is not None and not isinstance(value, str):
-                raise Error(f"{where}: {field} must be a string, got {type(value).__name__}")
-        if not tool.wire_method.startswith("_"):
-            method = tool.wire_method
-            raise Error(f'{where}: method "{method}" must start with "_" (an ACP extension method)')
-        schema = tool.input_schema
-        if schema is not None:
-            if not isinstance(schema, dict):
-                raise Error(f"{where}: inputSchema must be an object, got {type(schema).__name__}")
-            if schema.get("type", "object") != "object":
-                raise Error(f'{where}: inputSchema.type must be "object", got {schema["type"]!r}')
-        visible = model_name(tool.name)
-        if visible in seen:
-            raise Error(f'{where}: duplicate tool name "{visible}"')
-        seen.add(visible)
-        checked.append(tool)
-    return checked
+        reason = problem(tool, seen_names, seen_methods)
+        if reason is not None:
+            raise Error(f"{_where(index, tool)}: {reason}")
+    return tools
+
+
+def keep_valid(tools: Iterable[Any], where: str) -> list[Tool]:
+    """What a tool source answered, each entry checked on its own as mm does: a bad entry is
+    skipped with a warning naming it and why; the others are kept."""
+    kept: list[Tool] = []
+    seen_names: set[str] = set()
+    seen_methods: set[str] = set()
+    for index, tool in enumerate(tools):
+        reason = problem(tool, seen_names, seen_methods)
+        if reason is None:
+            kept.append(tool)
+        else:
+            log.warning("%s: %s skipped: %s", where, _where(index, tool), reason)
+    return kept
 
 
 def descriptions(tools: Iterable[Tool]) -> list[dict[str, Any]]:
@@ -111,10 +153,26 @@ async def run(tool: Tool, request: ToolRequest) -> dict[str, Any]:
             if inspect.isawaitable(value):
                 value = await value
     except asyncio.CancelledError:
+        request.cancelled.set()  # a sync handler sees it; an async one got the CancelledError
         raise
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # the model's to read, not an exit
         failure = as_failure(exc)
         return text_result(str(failure) or type(failure).__name__, is_error=True)
-    if not isinstance(value, str):
-        value = msgspec.json.encode(value).decode()
-    return text_result(value)
+    return answer(value)
+
+
+def answer(value: Any) -> dict[str, Any]:
+    """A handler's return value as the model reads it: a string as is, ``None`` as empty text,
+    anything else as its JSON; a value JSON cannot carry is a failed call naming its type."""
+    if value is None:
+        return text_result("")
+    if isinstance(value, str):
+        return text_result(value)
+    try:
+        return text_result(msgspec.json.encode(value).decode())
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+        kind = type(value).__name__
+        return text_result(
+            f"the handler returned a value of type {kind}, which cannot be sent as JSON ({exc})",
+            is_error=True,
+        )

@@ -8,6 +8,8 @@ odd line cannot end the connection. It also answers ``$/cancel_request`` (which 
 not route): each incoming request's id is put in :data:`REQUEST_ID` just before the message
 goes to the SDK, whose handler task copies that context; :func:`cancellable` then files the
 task under the id, and a cancel notification cancels it, answered -32800 by the SDK itself.
+A ``stopReason`` the SDK's schema does not know (a newer agent's) would fail its validation and
+lose the turn's answer: it travels under ``_meta`` (:data:`STOP_REASON_META`) instead.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ log = logging.getLogger("minime")
 CANCEL_METHOD = "$/cancel_request"
 REQUEST_CANCELLED = -32800
 LOG_EXCERPT = 200
+
+PROMPT_METHOD = "session/prompt"
+STOP_REASON_META = "minime.py/stopReason"  # where an unknown stopReason is passed through
+KNOWN_STOP_REASONS = frozenset(
+    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
+)
 
 REQUEST_ID: ContextVar[int | str | None] = ContextVar("minime_request_id", default=None)
 T = TypeVar("T")
@@ -56,6 +64,7 @@ class LineTransport:
         self._cancelled: set[asyncio.Task[Any]] = set()
         self.ended = False
         self.dropped = 0  # lines ignored as not JSON-RPC (for tests and diagnostics)
+        self._prompts: set[int | str] = set()  # ids of our session/prompt requests in flight
 
     # -- outgoing -------------------------------------------------------------------------
 
@@ -63,6 +72,8 @@ class LineTransport:
         error = message.get("error")
         if isinstance(error, dict) and "data" in error and error["data"] is None:
             message = {**message, "error": {k: v for k, v in error.items() if k != "data"}}
+        if message.get("method") == PROMPT_METHOD and _valid_id(message.get("id")):
+            self._prompts.add(message["id"])
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
         async with self._write_lock:
             self._writer.write(data)
@@ -91,6 +102,9 @@ class LineTransport:
                 self._cancel(message.get("params"))
                 continue
             is_request = "method" in message and "id" in message
+            if not is_request and message.get("id") in self._prompts:
+                self._prompts.discard(message["id"])
+                _pass_stop_reason(message)
             REQUEST_ID.set(message["id"] if is_request else None)
             return message
 
@@ -172,6 +186,22 @@ class LineTransport:
             self._cancelled.discard(task)
             if self.running.get(request_id) is task:
                 del self.running[request_id]
+
+
+def _pass_stop_reason(response: dict[str, Any]) -> None:
+    """Keep a prompt's unknown ``stopReason`` (a string) under ``_meta``; the schema gets one
+    it knows. The key is always ours: an agent's own value under it is dropped."""
+    result = response.get("result")
+    if not isinstance(result, dict):
+        return
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and STOP_REASON_META in meta:
+        meta = {k: v for k, v in meta.items() if k != STOP_REASON_META}
+        result["_meta"] = meta
+    reason = result.get("stopReason")
+    if isinstance(reason, str) and reason not in KNOWN_STOP_REASONS:
+        result["_meta"] = {**(meta if isinstance(meta, dict) else {}), STOP_REASON_META: reason}
+        result["stopReason"] = "end_turn"
 
 
 def _problem(message: Any) -> str | None:

@@ -40,7 +40,7 @@ def to_lua(event: Event) -> LuaEvent:
 
 
 def _to_lua(event: Event) -> LuaEvent:
-    if event.kind == "tool_call" and event.call is not None:
+    if event.kind in ("tool_call", "tool_update") and event.call is not None:  # Lua upserts
         call = event.call
         return events.ToolCallShown(
             id=clean(call.id),

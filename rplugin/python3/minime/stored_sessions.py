@@ -1,0 +1,81 @@
+"""Stored sessions of an agent: ``session/list``, ``session/load`` and ``session/resume``.
+
+Part of :class:`~minime.client.Client` (a mixin), kept apart: the client opens and runs
+sessions; this is how it finds and reopens the ones the agent kept.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import Error, describe
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .session import Session
+
+
+def dump(model: Any) -> dict[str, Any]:
+    """An SDK model as plain JSON data with the wire's names (None: empty)."""
+    if model is None:
+        return {}
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class StoredSessions:
+    """The stored-session requests of a Client."""
+
+    async def load_session(
+        self: Client,
+        session_id: str,
+        cwd: str | None = None,
+        on_update: Callable[[Any], None] | None = None,
+    ) -> Session:
+        """Reopen a stored session; its replayed history goes to ``on_update`` as events."""
+        return await self._reopen("session/load", session_id, cwd, on_update)
+
+    async def resume_session(self: Client, session_id: str, cwd: str | None = None) -> Session:
+        """Reopen a stored session without a replay of its history (``session/resume``)."""
+        return await self._reopen("session/resume", session_id, cwd, None)
+
+    async def _reopen(
+        self: Client,
+        method: str,
+        session_id: str,
+        cwd: str | None,
+        on_update: Callable[[Any], None] | None,
+    ) -> Session:
+        self._check_alive()
+        cwd = os.path.abspath(cwd or self.cwd)
+        if self._scopes.cwds.get(session_id, cwd) != cwd:  # reopened elsewhere: tools anew
+            self.tool_service.forget([session_id])
+        opening = self._scopes.begin_known(session_id, cwd)
+        session = self._register(session_id, cwd)
+        session.on_update = on_update
+        if method == "session/load":
+            request = self.rpc.load_session(cwd=cwd, session_id=session_id, mcp_servers=[])
+        else:
+            request = self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[])
+        try:
+            await self.until_ready(method, request)
+        except BaseException:
+            self.sessions.pop(session_id, None)
+            self._end_open(opening, None)
+            raise
+        self._end_open(opening, session_id)
+        return session
+
+    async def list_sessions(self: Client, cwd: str | None = None) -> list[dict[str, Any]]:
+        """The agent's stored sessions (``session/list``); any failure is a :class:`Error`."""
+        self._check_alive()
+        try:
+            response = await self.rpc.list_sessions(cwd=os.path.abspath(cwd or self.cwd))
+            return [dump(item) for item in response.sessions]
+        except Exception as exc:
+            if isinstance(exc, ConnectionError) or not self.alive:
+                await self.death_or(exc)  # how the agent died, if it did
+                if self.death is not None:
+                    raise self.death from None
+            raise Error(f"session/list failed: {describe(exc)}{self._stderr_hint()}") from None
