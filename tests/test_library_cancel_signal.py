@@ -15,6 +15,7 @@ from typing import Any
 
 import minime
 from conftest import FakeMM
+from test_library_client_tools import DEADLINE_ERROR
 
 METHOD = "_minime.py/tools/wait"
 LONG = 60.0  # what a handler would wait without the signal
@@ -42,7 +43,7 @@ def test_cancel_request_from_mm_reaches_a_sync_handler(mm: FakeMM) -> None:
         config = mm.config(yolo=True, client_tools={"timeout": "300ms"})
         async with mm.agent(config, tools=[minime.Tool("wait", waiter)]) as agent:
             text = (await agent.complete("/tool wait {}")).text
-            assert text == "client_wait -> [client tool error: context deadline exceeded]"
+            assert text == f"client_wait -> [client tool error: {DEADLINE_ERROR}]"
             await mm.until(lambda: waiter.outcome, timeout=10, what="the handler to return")
             (wire,) = mm.sent(METHOD)
             assert mm.answer_to(wire["id"])["error"]["code"] == -32800
