@@ -12,7 +12,6 @@ import collections
 import concurrent.futures
 import logging
 import os
-import signal
 import time
 from typing import Any
 
@@ -457,10 +456,10 @@ class Host:
     # -- shutdown ----------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Neovim is gone: end every agent's process group now, without waiting on asyncio."""
+        """Neovim is gone: end every agent's process tree now, without waiting on asyncio."""
         for client in list(self.clients.values()):
             if client.process is not None:
-                client.process.kill_group(signal.SIGKILL)
+                client.process.kill_tree()
         self.loop_thread.stop()
 
 
