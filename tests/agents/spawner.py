@@ -3,7 +3,7 @@ escapes its process group, as claude's and codex's shell tools do, for tests/tes
 
 Each prompt starts, in the prompt's text:
 
-- ``setsid``: a child that calls setsid() (a session and group of its own);
+- ``setsid``: a child in a session (and process group) of its own, by setsid();
 - ``orphan``: a child that starts such a grandchild and exits at once, so the grandchild is
   re-parented (to init, or to the nearest subreaper) before anyone stops anything;
 - ``scrubbed``: like ``orphan``, but the grandchild runs with an empty environment.
@@ -21,10 +21,10 @@ import os
 import subprocess
 import sys
 
-# The command: a new session, then the marker after the delay. argv: marker path, delay.
+# The command (started in a session of its own, by setsid() before exec, so it is there when
+# its pid is told): the marker after the delay. argv: marker path, delay.
 COMMAND = (
     "import os, sys, time\n"
-    "os.setsid()\n"
     "time.sleep(float(sys.argv[2]))\n"
     "open(sys.argv[1] + '.' + str(os.getpid()), 'w').close()\n"
 )
@@ -34,7 +34,8 @@ MIDDLE = (
     "import subprocess, sys\n"
     "env = None if sys.argv[1] == 'keep' else {}\n"
     "p = subprocess.Popen([sys.executable, '-c', sys.argv[2], sys.argv[3], sys.argv[4]],"
-    " env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    " env=env, start_new_session=True, stdin=subprocess.DEVNULL,"
+    " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
     "print(p.pid, flush=True)\n"
 )
 
@@ -48,7 +49,8 @@ def spawn(kind: str) -> int:
         "stderr": subprocess.DEVNULL,
     }
     if kind == "setsid":
-        return subprocess.Popen([sys.executable, "-c", COMMAND, marker, delay], **quiet).pid
+        argv = [sys.executable, "-c", COMMAND, marker, delay]
+        return subprocess.Popen(argv, start_new_session=True, **quiet).pid
     env = "keep" if kind == "orphan" else "empty"
     out = subprocess.run(
         [sys.executable, "-c", MIDDLE, env, COMMAND, marker, delay],

@@ -1,0 +1,157 @@
+"""Nothing an agent started outlives it: its tool commands, run in a session of their own (as
+claude's and codex's shell tools do) or orphaned before anyone stops anything, end with it on
+:MiniMeStop, on :qa!, when the Python host is killed, and on the library's Client.close().
+
+The agent is tests/agents/spawner.py: each command it starts writes a marker file after a
+minute unless it is ended. Each test first checks the command really escaped the agent's process
+group (else the test could not fail), then that it is gone within a deadline and wrote nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import process_gone
+from nvim_harness import wait_for
+from plugin_harness import Editor, editor_with
+
+SPAWNER = Path(__file__).with_name("agents") / "spawner.py"
+KINDS = ("setsid", "orphan", "scrubbed")
+
+
+def stat(pid: int) -> dict[str, int]:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return {"ppid": int(fields[1]), "pgid": int(fields[2]), "sid": int(fields[3])}
+
+
+def spawned(text: str) -> list[int]:
+    return [int(line.split()[1]) for line in text.splitlines() if line.startswith("spawned ")]
+
+
+def assert_escaped(pids: list[int], agent: int) -> None:
+    """The commands run, each in a session (and group) of its own, not the agent's."""
+    for pid in pids:
+        assert not process_gone(pid), f"command {pid} is running"
+        seen = stat(pid)
+        assert seen["sid"] == pid and seen["pgid"] == pid, (pid, seen)
+        assert seen["sid"] != agent
+
+
+def assert_ended(pids: list[int], marker: Path, timeout: float = 10) -> None:
+    wait_for(
+        lambda: all(process_gone(pid) for pid in pids),
+        timeout,
+        message=f"for the agent's commands {pids} to end",
+    )
+    assert list(marker.parent.glob(marker.name + ".*")) == [], "no command finished its work"
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the plugin: a real Neovim, its Python host, the spawner as an inline agent.
+
+
+@contextlib.contextmanager
+def spawner_editor(tmp_path: Path):
+    marker = tmp_path / "marker"
+    agent = {"cmd": [sys.executable, str(SPAWNER)], "env": {"SPAWNER_MARKER": str(marker)}}
+    with editor_with(tmp_path, {"agent": agent}, timeout=30.0) as ed:
+        yield ed, marker
+
+
+def start_commands(ed: Editor, kinds: tuple[str, ...]) -> tuple[int, list[int]]:
+    """Ask for ``kinds`` of command; (the agent's pid, the commands' pids), all checked running."""
+    done, text = ed.turn(" ".join(kinds))
+    assert done["stop_reason"] == "end_turn", text
+    pids = spawned(text)
+    assert len(pids) == len(kinds), text
+    agent = ed.lua("return next(require('minime.host').agents)")
+    assert stat(pids[0])["ppid"] == agent, "the setsid command is the agent's child"
+    assert_escaped(pids, agent)
+    return agent, pids
+
+
+def test_minime_stop_ends_the_agents_commands(tmp_path: Path) -> None:
+    with spawner_editor(tmp_path) as (ed, marker):
+        agent, pids = start_commands(ed, KINDS)
+        ed.nvim.command("MiniMeStop")
+        ed.wait_note("minime: agent stopped")
+        assert_ended([agent, *pids], marker)
+        assert not process_gone(ed.host_pid()), "the host goes on"
+
+
+def test_quitting_neovim_ends_the_agents_commands(tmp_path: Path) -> None:
+    with spawner_editor(tmp_path) as (ed, marker):
+        agent, pids = start_commands(ed, KINDS)
+        host = ed.host_pid()
+        with contextlib.suppress(OSError, EOFError):
+            ed.nvim.command("qa!")
+    assert_ended([host, agent, *pids], marker)
+
+
+def test_killing_the_host_ends_the_agents_commands(tmp_path: Path) -> None:
+    """Lua ends them: the host cannot. A command that both left the tree and dropped the
+    environment is out of reach once the host is gone (README: what goes wrong)."""
+    with spawner_editor(tmp_path) as (ed, marker):
+        agent, pids = start_commands(ed, ("setsid", "orphan"))
+        os.kill(ed.host_pid(), signal.SIGKILL)
+        ed.wait_note("Python host stopped")
+        assert_ended([agent, *pids], marker)
+
+
+# ---------------------------------------------------------------------------------------------
+# The library.
+
+
+@pytest.mark.parametrize("kind", ["setsid", "orphan"])
+def test_client_close_ends_the_agents_commands(tmp_path: Path, kind: str) -> None:
+    import minime
+
+    marker = tmp_path / "marker"
+
+    async def main() -> tuple[int, list[int]]:
+        client = await minime.connect(
+            command=[sys.executable, str(SPAWNER)],
+            cwd=tmp_path,
+            env={"SPAWNER_MARKER": str(marker)},
+        )
+        try:
+            session = await client.new_session()
+            result = await session.complete(kind)
+            pids = spawned(result.text)
+            assert len(pids) == 1, result.text
+            assert_escaped(pids, client.process.pid)
+            if kind == "orphan":
+                assert stat(pids[0])["ppid"] != client.process.pid, "re-parented already"
+        finally:
+            await client.close(grace=1.0)
+        return client.process.pid, pids
+
+    agent, pids = asyncio.run(main())
+    assert_ended([agent, *pids], marker, timeout=5)
+
+
+def test_close_spares_a_process_that_is_not_the_agents(tmp_path: Path) -> None:
+    """The tree is the agent's: a process of ours beside it (same session) is left alone."""
+    import subprocess
+
+    import minime
+
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+
+        async def main() -> None:
+            client = await minime.connect(command=[sys.executable, str(SPAWNER)], cwd=tmp_path)
+            await client.close(grace=1.0)
+
+        asyncio.run(main())
+        assert bystander.poll() is None, "the bystander still runs"
+    finally:
+        bystander.kill()
+        bystander.wait()
