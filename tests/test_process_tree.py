@@ -22,7 +22,7 @@ from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
 SPAWNER = Path(__file__).with_name("agents") / "spawner.py"
-KINDS = ("setsid", "orphan", "scrubbed")
+KINDS = ("setsid", "orphan", "scrubbed", "stubborn")
 
 
 def stat(pid: int) -> dict[str, int]:
@@ -35,13 +35,22 @@ def spawned(text: str) -> list[int]:
     return [int(line.split()[1]) for line in text.splitlines() if line.startswith("spawned ")]
 
 
-def assert_escaped(pids: list[int], agent: int) -> None:
-    """The commands run, each in a session (and group) of its own, not the agent's."""
-    for pid in pids:
+def ignores_sigterm(pid: int) -> bool:
+    with open(f"/proc/{pid}/status") as f:
+        ignored = next(line for line in f if line.startswith("SigIgn:")).split()[1]
+    return bool(int(ignored, 16) & (1 << (signal.SIGTERM - 1)))
+
+
+def assert_escaped(pids: list[int], agent: int, kinds: tuple[str, ...]) -> None:
+    """The commands run, each in a session (and group) of its own, not the agent's; a stubborn
+    one once it ignores SIGTERM (so only SIGKILL ends it)."""
+    for pid, kind in zip(pids, kinds, strict=True):
         assert not process_gone(pid), f"command {pid} is running"
         seen = stat(pid)
         assert seen["sid"] == pid and seen["pgid"] == pid, (pid, seen)
         assert seen["sid"] != agent
+        if kind == "stubborn":
+            wait_for(lambda pid=pid: ignores_sigterm(pid), 10, message="for SIGTERM ignored")
 
 
 def assert_ended(pids: list[int], marker: Path, timeout: float = 10) -> None:
@@ -73,7 +82,7 @@ def start_commands(ed: Editor, kinds: tuple[str, ...]) -> tuple[int, list[int]]:
     assert len(pids) == len(kinds), text
     agent = ed.lua("return next(require('minime.host').agents)")
     assert stat(pids[0])["ppid"] == agent, "the setsid command is the agent's child"
-    assert_escaped(pids, agent)
+    assert_escaped(pids, agent, kinds)
     return agent, pids
 
 
@@ -84,6 +93,12 @@ def test_minime_stop_ends_the_agents_commands(tmp_path: Path) -> None:
         ed.wait_note("minime: agent stopped")
         assert_ended([agent, *pids], marker)
         assert not process_gone(ed.host_pid()), "the host goes on"
+        # The host adopted the orphans (a subreaper): it also collects them, no zombie is left.
+        wait_for(
+            lambda: not any(os.path.exists(f"/proc/{pid}") for pid in pids),
+            5,
+            message="for the host to reap what it adopted",
+        )
 
 
 def test_quitting_neovim_ends_the_agents_commands(tmp_path: Path) -> None:
@@ -99,17 +114,21 @@ def test_killing_the_host_ends_the_agents_commands(tmp_path: Path) -> None:
     """Lua ends them: the host cannot. A command that both left the tree and dropped the
     environment is out of reach once the host is gone (README: what goes wrong)."""
     with spawner_editor(tmp_path) as (ed, marker):
-        agent, pids = start_commands(ed, ("setsid", "orphan"))
+        job = ed.lua("return vim.fn.jobstart({ 'sleep', '60' })")
+        bystander = ed.lua("return vim.fn.jobpid(...)", job)
+        agent, pids = start_commands(ed, ("setsid", "orphan", "stubborn"))
         os.kill(ed.host_pid(), signal.SIGKILL)
         ed.wait_note("Python host stopped")
         assert_ended([agent, *pids], marker)
+        assert not process_gone(bystander), "a job of Neovim's own is not the agent's"
+        ed.lua("vim.fn.jobstop(...)", job)
 
 
 # ---------------------------------------------------------------------------------------------
 # The library.
 
 
-@pytest.mark.parametrize("kind", ["setsid", "orphan"])
+@pytest.mark.parametrize("kind", ["setsid", "orphan", "stubborn"])
 def test_client_close_ends_the_agents_commands(tmp_path: Path, kind: str) -> None:
     import minime
 
@@ -126,7 +145,7 @@ def test_client_close_ends_the_agents_commands(tmp_path: Path, kind: str) -> Non
             result = await session.complete(kind)
             pids = spawned(result.text)
             assert len(pids) == 1, result.text
-            assert_escaped(pids, client.process.pid)
+            assert_escaped(pids, client.process.pid, (kind,))
             if kind == "orphan":
                 assert stat(pids[0])["ppid"] != client.process.pid, "re-parented already"
         finally:
@@ -135,6 +154,34 @@ def test_client_close_ends_the_agents_commands(tmp_path: Path, kind: str) -> Non
 
     agent, pids = asyncio.run(main())
     assert_ended([agent, *pids], marker, timeout=5)
+
+
+def test_closing_one_client_spares_another_clients_commands(tmp_path: Path) -> None:
+    import minime
+
+    marker = tmp_path / "marker"
+
+    async def main() -> None:
+        def connect() -> minime.Client:
+            return minime.connect(
+                command=[sys.executable, str(SPAWNER)],
+                cwd=tmp_path,
+                env={"SPAWNER_MARKER": str(marker)},
+            )
+
+        first, second = await connect(), await connect()
+        try:
+            ours = spawned((await (await first.new_session()).complete("setsid orphan")).text)
+            theirs = spawned((await (await second.new_session()).complete("setsid orphan")).text)
+            assert len(ours) == len(theirs) == 2
+            await first.close(grace=1.0)
+            assert_ended(ours, marker, timeout=5)
+            assert not any(process_gone(pid) for pid in theirs), "the other agent's run on"
+        finally:
+            await second.close(grace=1.0)
+        assert_ended(theirs, marker, timeout=5)
+
+    asyncio.run(main())
 
 
 def test_close_spares_a_process_that_is_not_the_agents(tmp_path: Path) -> None:

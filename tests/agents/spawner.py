@@ -6,7 +6,8 @@ Each prompt starts, in the prompt's text:
 - ``setsid``: a child in a session (and process group) of its own, by setsid();
 - ``orphan``: a child that starts such a grandchild and exits at once, so the grandchild is
   re-parented (to init, or to the nearest subreaper) before anyone stops anything;
-- ``scrubbed``: like ``orphan``, but the grandchild runs with an empty environment.
+- ``scrubbed``: like ``orphan``, but the grandchild runs with an empty environment;
+- ``stubborn``: like ``setsid``, but the command ignores SIGTERM.
 
 Each such command writes ``$SPAWNER_MARKER.<pid>`` after $SPAWNER_DELAY seconds (default 60):
 if that file exists the command outlived whoever should have ended it. The turn's text is one
@@ -22,9 +23,10 @@ import subprocess
 import sys
 
 # The command (started in a session of its own, by setsid() before exec, so it is there when
-# its pid is told): the marker after the delay. argv: marker path, delay.
+# its pid is told): the marker after the delay. argv: marker path, delay[, "stubborn"].
 COMMAND = (
-    "import os, sys, time\n"
+    "import os, signal, sys, time\n"
+    "if sys.argv[3:] == ['stubborn']: signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     "time.sleep(float(sys.argv[2]))\n"
     "open(sys.argv[1] + '.' + str(os.getpid()), 'w').close()\n"
 )
@@ -48,8 +50,8 @@ def spawn(kind: str) -> int:
         "stdout": subprocess.DEVNULL,
         "stderr": subprocess.DEVNULL,
     }
-    if kind == "setsid":
-        argv = [sys.executable, "-c", COMMAND, marker, delay]
+    if kind in ("setsid", "stubborn"):
+        argv = [sys.executable, "-c", COMMAND, marker, delay, kind]
         return subprocess.Popen(argv, start_new_session=True, **quiet).pid
     env = "keep" if kind == "orphan" else "empty"
     out = subprocess.run(
@@ -77,7 +79,7 @@ def answer(request: dict) -> dict | None:
         text = " ".join(
             b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"
         )
-        kinds = [k for k in ("setsid", "orphan", "scrubbed") if k in text.split()]
+        kinds = [k for k in ("setsid", "orphan", "scrubbed", "stubborn") if k in text.split()]
         lines = "".join(f"spawned {spawn(kind)}\n" for kind in kinds)
         update = {
             "sessionUpdate": "agent_message_chunk",

@@ -88,6 +88,7 @@ class AgentProcess:
             limit=STDOUT_LIMIT,
         )
         _shrink_stdout_pipe(process)
+        proctree.reap_adopted(keep={a.pid for a in cls.running} | {process.pid})
         return cls(process, on_stderr, f"{proctree.TAG_VARIABLE}={token}")
 
     @property
@@ -183,6 +184,7 @@ class AgentProcess:
         await _until_gone(tree, TERM_GRACE)
         self.kill_group(signal.SIGKILL)
         proctree.kill_now(tree)
+        await _until_gone(tree, 1.0)  # SIGKILL is not instant: collect the zombies after
         await self.wait(grace)
         if not self._drain.done():
             self._drain.cancel()

@@ -135,17 +135,6 @@ def kill_now(members: dict[int, Proc]) -> None:
     signal_all(members, signal.SIGKILL)
 
 
-def reap_adopted(keep: Iterable[int] = ()) -> None:
-    """Collect the exit status of our children that are zombies, except ``keep`` (those asyncio
-    waits for): orphans adopted as a subreaper would otherwise stay zombies until we exit."""
-    me = os.getpid()
-    kept = set(keep)
-    for p in all_procs():
-        if p.ppid == me and p.state == "Z" and p.pid not in kept:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(p.pid, os.WNOHANG)
-
-
 _subreaper = False
 
 
@@ -163,6 +152,20 @@ def become_subreaper() -> bool:
     except (OSError, AttributeError) as exc:
         log.debug("not a child subreaper: %s", exc)
     return _subreaper
+
+
+def reap_adopted(keep: Iterable[int] = ()) -> None:
+    """As a subreaper, collect our zombie children but ``keep`` (those asyncio waits for):
+    adopted orphans would stay zombies until we exit. Never otherwise: the children of a
+    program that embeds the library are its own to wait for."""
+    if not _subreaper:
+        return
+    me = os.getpid()
+    kept = set(keep)
+    for p in all_procs():
+        if p.ppid == me and p.state == "Z" and p.pid not in kept:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(p.pid, os.WNOHANG)
 
 
 def adopted(keep: Iterable[int] = ()) -> dict[int, Proc]:
