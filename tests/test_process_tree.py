@@ -110,6 +110,37 @@ def test_quitting_neovim_ends_the_agents_commands(tmp_path: Path) -> None:
     assert_ended([host, agent, *pids], marker)
 
 
+def test_a_reused_pid_of_a_stopped_agent_is_not_taken_for_it(tmp_path: Path) -> None:
+    """An agent stopped long ago and a stranger now holding its pid (here: a session leader
+    with a child in its session) — quitting ends the live agent's tree, not the stranger's."""
+    import subprocess
+
+    stranger = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & wait"], start_new_session=True, stdin=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: session_members(stranger.pid) >= 2, 10, message="for the stranger's child")
+        with spawner_editor(tmp_path) as (ed, marker):
+            agent, pids = start_commands(ed, ("setsid",))
+            ed.lua("require('minime.host').agents[...] = '1'", stranger.pid)  # another start
+            with contextlib.suppress(OSError, EOFError):
+                ed.nvim.command("qa!")
+        assert_ended([agent, *pids], marker)
+        assert stranger.poll() is None and session_members(stranger.pid) == 2, "spared"
+    finally:
+        os.killpg(stranger.pid, signal.SIGKILL)
+        stranger.wait()
+
+
+def session_members(sid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, IndexError):
+            if entry.isdigit() and stat(int(entry))["sid"] == sid and not process_gone(int(entry)):
+                count += 1
+    return count
+
+
 def test_killing_the_host_ends_the_agents_commands(tmp_path: Path) -> None:
     """Lua ends them: the host cannot. A command that both left the tree and dropped the
     environment is out of reach once the host is gone (README: what goes wrong)."""

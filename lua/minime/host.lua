@@ -4,7 +4,7 @@ local config = require("minime.config")
 local M = {}
 M.chan = nil ---@type integer?
 M.stderr = {} ---@type string[] the host's own stderr (tracebacks land here, for :MiniMeLog)
-M.agents = {} ---@type table<integer, boolean> agent pids (their session ids), ended with their trees
+M.agents = {} ---@type table<integer, string|false> agent pid (its session id) -> its start time
 -- In the host's environment, so in that of every agent and everything agents start: how their
 -- processes are found once their parents are gone (minime.proctree).
 M.tag = ("MINIME_EDITOR=%d-%d"):format(vim.fn.getpid(), vim.uv.hrtime())
@@ -47,14 +47,23 @@ function M.env()
   return { PYTHONPATH = pythonpath, MINIME_EDITOR = M.tag:match("=(.*)") }
 end
 
+--- Remember an agent the host started, to end its tree if the host cannot.
+---@param pid integer
+function M.track(pid)
+  local seen = require("minime.proctree").read(pid)
+  M.agents[pid] = seen and seen.start or false
+end
+
 --- Every process of our agents (their trees: see minime.proctree) and the host's, if `host`.
 ---@param host integer? the host's pid
 local function our_processes(host)
-  local roots = vim.tbl_keys(M.agents)
-  if host then
-    table.insert(roots, host)
+  local proctree = require("minime.proctree")
+  local roots = vim.deepcopy(M.agents)
+  local seen = host and proctree.read(host)
+  if seen then
+    roots[host] = seen.start
   end
-  return require("minime.proctree").snapshot(roots, M.tag)
+  return proctree.snapshot(roots, M.tag)
 end
 
 --- The host died: its agents and their commands would outlive it. SIGTERM them, SIGKILL what

@@ -73,25 +73,38 @@ local function all()
   return procs
 end
 
---- The live members of the tree of `roots` (pids, also as session and group ids once their
---- process is gone) and of the processes whose environment holds `tag` ("NAME=value").
----@param roots integer[]
+--- The live members of the tree of `roots` (pid -> start time) and of the processes whose
+--- environment holds `tag` ("NAME=value"). A root's pid also counts as a session and group id
+--- once its process is gone (no new process gets a pid still used as one) — unless a process
+--- of another start time now has that pid: then it is not ours at all.
+---@param roots table<integer, string|false> false: the start time is not known
 ---@param tag string?
 ---@return table<integer, minime.Proc>
 function M.snapshot(roots, tag)
   local me = vim.fn.getpid()
   local mine = M.read(me) or { sid = -1, pgid = -1 }
   local procs = all()
-  local members, leaders = {}, {}
-  for _, pid in ipairs(roots) do
-    leaders[pid] = true
-  end
+  local by_pid, members, leaders = {}, {}, {}
   for _, p in ipairs(procs) do
-    if p.pid ~= me then
-      local env = tag and read("/proc/" .. p.pid .. "/environ")
-      if leaders[p.pid] or (env and ("\0" .. env):find("\0" .. tag .. "\0", 1, true)) then
-        members[p.pid] = p
-        leaders[p.pid] = true
+    by_pid[p.pid] = p
+  end
+  for pid, start in pairs(roots) do
+    local now = by_pid[pid]
+    if not now then
+      leaders[pid] = true
+    elseif now.start == start and pid ~= me then
+      members[pid] = now
+      leaders[pid] = true
+    end
+  end
+  if tag then
+    for _, p in ipairs(procs) do
+      if p.pid ~= me and not members[p.pid] then
+        local env = read("/proc/" .. p.pid .. "/environ")
+        if env and ("\0" .. env):find("\0" .. tag .. "\0", 1, true) then
+          members[p.pid] = p
+          leaders[p.pid] = true
+        end
       end
     end
   end

@@ -61,6 +61,9 @@ class AgentProcess:
         self.process = process
         self.pid = process.pid
         self.tag = tag
+        # Read while it is our unreaped child: its pid cannot be another process's yet.
+        seen = proctree.read_proc(self.pid)
+        self.start_time = seen.start if seen is not None else None
         AgentProcess.running.add(self)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_RING_LINES)
         self._on_stderr = on_stderr
@@ -153,9 +156,10 @@ class AgentProcess:
 
     def tree(self) -> dict[int, proctree.Proc]:
         """Its process tree now; once no other agent runs, with the orphans we adopted."""
-        roots = [self.pid]
+        roots: dict[int, int | None] = {self.pid: self.start_time}
         if not any(a is not self and a.returncode is None for a in AgentProcess.running):
-            roots += proctree.adopted(keep={a.pid for a in AgentProcess.running})
+            adopted = proctree.adopted(keep={a.pid for a in AgentProcess.running})
+            roots.update({p.pid: p.start for p in adopted.values()})
         return proctree.snapshot(roots, self.tag)
 
     def kill_group(self, sig: int = signal.SIGKILL) -> None:

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 log = logging.getLogger("minime")
@@ -74,25 +74,31 @@ def has_tag(pid: int, tag: bytes) -> bool:
     return (b"\0" + environ).find(b"\0" + tag + b"\0") >= 0
 
 
-def snapshot(roots: Iterable[int], tag: str | None = None) -> dict[int, Proc]:
-    """The live members of the tree seeded by ``roots`` (pids, also taken as session and group
-    ids even once their process is gone) and by the processes carrying ``tag``."""
+def snapshot(roots: Mapping[int, int | None], tag: str | None = None) -> dict[int, Proc]:
+    """The live members of the tree seeded by ``roots`` (pid -> start time) and by the
+    processes carrying ``tag``. A root's pid also counts as a session and group id, even once
+    its process is gone (the kernel gives no new process a pid still used as one) — unless a
+    process of another start time now has that pid: then it is not ours at all."""
     procs = [p for p in all_procs() if p.state != "Z"]
+    by_pid = {p.pid: p for p in procs}
     me = os.getpid()
     spared_sessions = {os.getsid(0)}
     spared_groups = {os.getpgid(0)}
-    leaders = set(roots)
     members: dict[int, Proc] = {}
+    leaders: set[int] = set()
+    for pid, start in roots.items():
+        now = by_pid.get(pid)
+        if now is None:
+            leaders.add(pid)
+        elif start == now.start and pid != me:
+            members[pid] = now
+            leaders.add(pid)
     if tag:
         wanted = tag.encode()
         for p in procs:
-            if p.pid != me and has_tag(p.pid, wanted):
+            if p.pid != me and p.pid not in members and has_tag(p.pid, wanted):
                 members[p.pid] = p
                 leaders.add(p.pid)
-    by_pid = {p.pid: p for p in procs}
-    for pid in roots:
-        if pid in by_pid and pid != me:
-            members[pid] = by_pid[pid]
     grown = True
     while grown:
         grown = False
