@@ -80,7 +80,10 @@ def start_commands(ed: Editor, kinds: tuple[str, ...]) -> tuple[int, list[int]]:
     assert done["stop_reason"] == "end_turn", text
     pids = spawned(text)
     assert len(pids) == len(kinds), text
-    agent = ed.lua("return next(require('minime.host').agents)")
+    tracked = ed.lua("return vim.tbl_keys(require('minime.host').agents)")
+    live = [pid for pid in tracked if not process_gone(pid)]
+    assert len(live) == 1, f"one agent runs: {tracked}"
+    agent = live[0]
     assert stat(pids[0])["ppid"] == agent, "the setsid command is the agent's child"
     assert_escaped(pids, agent, kinds)
     return agent, pids
