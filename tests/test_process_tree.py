@@ -22,7 +22,7 @@ from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
 SPAWNER = Path(__file__).with_name("agents") / "spawner.py"
-KINDS = ("setsid", "orphan", "scrubbed", "stubborn")
+KINDS = ("setsid", "orphan", "scrubbed", "stubborn", "disguised")
 
 
 def stat(pid: int) -> dict[str, int]:
@@ -162,7 +162,7 @@ def test_killing_the_host_ends_the_agents_commands(tmp_path: Path) -> None:
 # The library.
 
 
-@pytest.mark.parametrize("kind", ["setsid", "orphan", "stubborn"])
+@pytest.mark.parametrize("kind", ["setsid", "orphan", "stubborn", "disguised"])
 def test_client_close_ends_the_agents_commands(tmp_path: Path, kind: str) -> None:
     import minime
 

@@ -7,7 +7,9 @@ Each prompt starts, in the prompt's text:
 - ``orphan``: a child that starts such a grandchild and exits at once, so the grandchild is
   re-parented (to init, or to the nearest subreaper) before anyone stops anything;
 - ``scrubbed``: like ``orphan``, but the grandchild runs with an empty environment;
-- ``stubborn``: like ``setsid``, but the command ignores SIGTERM.
+- ``stubborn``: like ``setsid``, but the command ignores SIGTERM;
+- ``disguised``: like ``setsid``, run through a link named ``x) Z 1 1 1 (``: its name in
+  /proc/<pid>/stat fakes the fields that follow it (a zombie state, parent 1).
 
 Each such command writes ``$SPAWNER_MARKER.<pid>`` after $SPAWNER_DELAY seconds (default 60):
 if that file exists the command outlived whoever should have ended it. The turn's text is one
@@ -50,6 +52,12 @@ def spawn(kind: str) -> int:
         "stdout": subprocess.DEVNULL,
         "stderr": subprocess.DEVNULL,
     }
+    if kind == "disguised":
+        link = os.path.join(os.path.dirname(marker), "x) Z 1 1 1 (")
+        if not os.path.exists(link):
+            os.symlink(sys.executable, link)
+        argv = [link, "-c", COMMAND, marker, delay]
+        return subprocess.Popen(argv, start_new_session=True, **quiet).pid
     if kind in ("setsid", "stubborn"):
         argv = [sys.executable, "-c", COMMAND, marker, delay, kind]
         return subprocess.Popen(argv, start_new_session=True, **quiet).pid
@@ -79,7 +87,11 @@ def answer(request: dict) -> dict | None:
         text = " ".join(
             b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"
         )
-        kinds = [k for k in ("setsid", "orphan", "scrubbed", "stubborn") if k in text.split()]
+        kinds = [
+            k
+            for k in ("setsid", "orphan", "scrubbed", "stubborn", "disguised")
+            if k in text.split()
+        ]
         lines = "".join(f"spawned {spawn(kind)}\n" for kind in kinds)
         update = {
             "sessionUpdate": "agent_message_chunk",
