@@ -212,9 +212,9 @@ function M.notify(message, level)
   vim.notify(message, levels[level or "error"] or vim.log.levels.ERROR)
 end
 
----@param pid integer the agent's process-group id
+---@param pid integer the agent's pid (also its session and process-group id)
 function M.track_agent(pid)
-  require("minime.host").agents[pid] = true
+  require("minime.host").track(pid)
 end
 
 ---@param req table a permission request (see :h minime-permission)

@@ -4,7 +4,10 @@ local config = require("minime.config")
 local M = {}
 M.chan = nil ---@type integer?
 M.stderr = {} ---@type string[] the host's own stderr (tracebacks land here, for :MiniMeLog)
-M.agents = {} ---@type table<integer, boolean> agent process-group ids, ended on VimLeavePre
+M.agents = {} ---@type table<integer, string|false> agent pid (its session id) -> its start time
+-- In the host's environment, so in that of every agent and everything agents start: how their
+-- processes are found once their parents are gone (minime.proctree).
+M.tag = ("MINIME_EDITOR=%d-%d"):format(vim.fn.getpid(), vim.uv.hrtime())
 local said_dead = false
 
 --- The interpreter for the host.
@@ -41,7 +44,38 @@ function M.env()
   if vim.env.PYTHONPATH and vim.env.PYTHONPATH ~= "" then
     pythonpath = pythonpath .. ":" .. vim.env.PYTHONPATH
   end
-  return { PYTHONPATH = pythonpath }
+  return { PYTHONPATH = pythonpath, MINIME_EDITOR = M.tag:match("=(.*)") }
+end
+
+--- Remember an agent the host started, to end its tree if the host cannot.
+---@param pid integer
+function M.track(pid)
+  local seen = require("minime.proctree").read(pid)
+  M.agents[pid] = seen and seen.start or false
+end
+
+--- Every process of our agents (their trees: see minime.proctree) and the host's, if `host`.
+---@param host integer? the host's pid
+local function our_processes(host)
+  local proctree = require("minime.proctree")
+  local roots = vim.deepcopy(M.agents)
+  local seen = host and proctree.read(host)
+  if seen then
+    roots[host] = seen.start
+  end
+  return proctree.snapshot(roots, M.tag)
+end
+
+--- The host died: its agents and their commands would outlive it. SIGTERM them, SIGKILL what
+--- is left half a second later.
+local function end_orphans()
+  local proctree = require("minime.proctree")
+  local procs = our_processes()
+  M.agents = {}
+  proctree.signal(procs, "sigterm")
+  vim.defer_fn(function()
+    proctree.signal(procs, "sigkill")
+  end, 500)
 end
 
 function M.start()
@@ -57,11 +91,7 @@ function M.start()
     end,
     on_exit = function(_, code)
       M.chan = nil
-      -- Its agents would outlive it: end their process groups too.
-      for pid in pairs(M.agents) do
-        pcall(vim.uv.kill, -pid, "sigkill")
-      end
-      M.agents = {}
+      end_orphans()
       if not M.stopping and not said_dead then
         said_dead = true
         local last = M.stderr[#M.stderr] or ""
@@ -127,14 +157,20 @@ function M.notify(op, payload)
   vim.rpcnotify(chan, "minime", op, payload)
 end
 
---- End every agent's process group and the host: nothing of ours outlives the editor.
+--- End the host, every agent and all they started: nothing of ours outlives the editor.
+--- SIGTERM, up to half a second for them to go, SIGKILL.
 function M.shutdown()
-  for pid in pairs(M.agents) do
-    pcall(vim.uv.kill, -pid, "sigkill")
-  end
+  local proctree = require("minime.proctree")
+  local host = M.chan and pcall(vim.fn.jobpid, M.chan) and vim.fn.jobpid(M.chan) or nil
+  M.stopping = M.chan ~= nil
+  local procs = our_processes(host)
   M.agents = {}
+  proctree.signal(procs, "sigterm")
+  vim.wait(500, function()
+    return next(proctree.alive(procs)) == nil
+  end, 10)
+  proctree.signal(procs, "sigkill")
   if M.chan then
-    M.stopping = true
     pcall(vim.fn.jobstop, M.chan)
     M.chan = nil
   end

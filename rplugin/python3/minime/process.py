@@ -1,4 +1,6 @@
-"""The agent process: spawned in its own process group, stderr always drained, killed whole."""
+"""The agent process: spawned in its own session, stderr always drained, ended with its whole
+process tree (proctree.py: whatever it started, in whatever session or group, re-parented or
+not)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,12 @@ import collections
 import contextlib
 import logging
 import os
+import secrets
 import signal
 from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from . import proctree
 
 log = logging.getLogger("minime")
 
@@ -20,6 +26,9 @@ STDOUT_LIMIT = 1 << 20
 STDOUT_PIPE_BYTES = 16384
 STDERR_RING_LINES = 200
 STDERR_LINE_MAX = 4096
+# How long the agent's tree has between SIGTERM and SIGKILL once the agent itself had its
+# ``grace`` (its tool commands get no stdin to close: this is their only notice).
+TERM_GRACE = 1.0
 
 
 def _shrink_stdout_pipe(process: asyncio.subprocess.Process) -> None:
@@ -36,15 +45,26 @@ def _shrink_stdout_pipe(process: asyncio.subprocess.Process) -> None:
 
 
 class AgentProcess:
-    """A running agent. ``last_stderr_line`` feeds error messages; ``stderr_lines`` the log."""
+    """A running agent. ``last_stderr_line`` feeds error messages; ``stderr_lines`` the log.
+
+    ``tag`` (``MINIME_AGENT=<token>``) is in its environment and so in that of everything it
+    starts: how its tree is found once parents have died (proctree.py)."""
+
+    running: ClassVar[set[AgentProcess]] = set()  # not yet stopped: pids that are no orphans
 
     def __init__(
         self,
         process: asyncio.subprocess.Process,
         on_stderr: Callable[[str], None] | None,
+        tag: str = "",
     ) -> None:
         self.process = process
         self.pid = process.pid
+        self.tag = tag
+        # Read while it is our unreaped child: its pid cannot be another process's yet.
+        seen = proctree.read_proc(self.pid)
+        self.start_time = seen.start if seen is not None else None
+        AgentProcess.running.add(self)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_RING_LINES)
         self._on_stderr = on_stderr
         self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
@@ -58,6 +78,8 @@ class AgentProcess:
         env: dict[str, str] | None = None,
         on_stderr: Callable[[str], None] | None = None,
     ) -> AgentProcess:
+        token = f"{os.getpid()}-{secrets.token_hex(8)}"
+        env = {**(os.environ if env is None else env), proctree.TAG_VARIABLE: token}
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
@@ -65,11 +87,12 @@ class AgentProcess:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # its own process group, so it can be ended whole
+            start_new_session=True,  # its own session and process group: never ours
             limit=STDOUT_LIMIT,
         )
         _shrink_stdout_pipe(process)
-        return cls(process, on_stderr)
+        proctree.reap_adopted(keep={a.pid for a in cls.running} | {process.pid})
+        return cls(process, on_stderr, f"{proctree.TAG_VARIABLE}={token}")
 
     @property
     def returncode(self) -> int | None:
@@ -131,20 +154,50 @@ class AgentProcess:
                 await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
         return self.process.returncode
 
+    def tree(self) -> dict[int, proctree.Proc]:
+        """Its process tree now; once no other agent runs, with the orphans we adopted."""
+        roots: dict[int, int | None] = {self.pid: self.start_time}
+        if not any(a is not self and a.returncode is None for a in AgentProcess.running):
+            adopted = proctree.adopted(keep={a.pid for a in AgentProcess.running})
+            roots.update({p.pid: p.start for p in adopted.values()})
+        return proctree.snapshot(roots, self.tag)
+
     def kill_group(self, sig: int = signal.SIGKILL) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
 
+    def kill_tree(self) -> None:
+        """SIGKILL the whole tree at once: for a program that is ending and cannot wait."""
+        tree = self.tree()
+        self.kill_group(signal.SIGKILL)
+        proctree.kill_now(tree)
+
     async def stop(self, grace: float = 5.0) -> None:
-        """Close stdin, give it ``grace`` seconds, then kill the whole group."""
+        """Close stdin and give it ``grace`` seconds; then SIGTERM its whole tree, as seen
+        before anything ended and after, TERM_GRACE more, and SIGKILL what is left."""
+        tree = self.tree()  # before its children can re-parent away
         stdin = self.process.stdin
         if stdin is not None and not stdin.is_closing():
             with contextlib.suppress(Exception):
                 stdin.close()
         if self.process.returncode is None:
             await self.wait(grace)
-        # Children of the agent may outlive it: end the group in every case.
+        tree.update(self.tree())
+        self.kill_group(signal.SIGTERM)
+        proctree.signal_all(tree, signal.SIGTERM)
+        await _until_gone(tree, TERM_GRACE)
         self.kill_group(signal.SIGKILL)
+        proctree.kill_now(tree)
+        await _until_gone(tree, 1.0)  # SIGKILL is not instant: collect the zombies after
         await self.wait(grace)
         if not self._drain.done():
             self._drain.cancel()
+        AgentProcess.running.discard(self)
+        proctree.reap_adopted(keep={a.pid for a in AgentProcess.running})
+
+
+async def _until_gone(tree: dict[int, proctree.Proc], timeout: float) -> None:
+    """Wait until every member of ``tree`` has exited, or ``timeout`` (polls /proc)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while proctree.alive(tree) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)

@@ -10,7 +10,10 @@ from __future__ import annotations
 def main() -> None:
     import pynvim
 
+    from ..proctree import become_subreaper
     from .host import Host
+
+    become_subreaper()  # agents' orphaned commands re-parent here, within reach of stop
 
     nvim = pynvim.attach("stdio")
     host = Host(nvim, log_to="")  # our own process: the SDK's records (root logger) too

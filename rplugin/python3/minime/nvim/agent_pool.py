@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -172,10 +171,10 @@ class AgentPool:
             await client.close(grace=2.0)
 
     def kill_all(self) -> None:
-        """Neovim is gone: end every agent's process group now, without waiting on asyncio."""
+        """Neovim is gone: end every agent's process tree now, without waiting on asyncio."""
         for client in list(self.clients.values()):
             if client.process is not None:
-                client.process.kill_group(signal.SIGKILL)
+                client.process.kill_tree()
 
 
 def _seconds(value: float | None, default: float) -> float:

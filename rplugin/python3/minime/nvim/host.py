@@ -223,6 +223,6 @@ class Host:
     # -- shutdown ----------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Neovim is gone: end every agent's process group now, without waiting on asyncio."""
+        """Neovim is gone: end every agent's process tree now, without waiting on asyncio."""
         self.pool.kill_all()
         self.loop_thread.stop()
