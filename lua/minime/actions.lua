@@ -5,17 +5,6 @@ local config = require("minime.config")
 
 local M = {}
 
-local permission_configured = false
-
---- The permission float, given the options on first use.
-local function permission_ui()
-  local permission = require("minime.ui.permission")
-  if not permission_configured then
-    permission_configured = true
-    permission.setup(config.permission_ui())
-  end
-  return permission
-end
 
 local function relative(path, cwd)
   if path:sub(1, #cwd + 1) == cwd .. "/" then
@@ -219,7 +208,7 @@ end
 
 ---@param req table a permission request (see :h minime-permission)
 function M.permission(req)
-  permission_ui().open(req, function(option_id, remember, reason)
+  require("minime.ui.permission").open(req, function(option_id, remember, reason)
     local answer = { id = req.id, option_id = option_id, remember = remember, reason = reason }
     host_op("permission_answer", answer)
   end)

@@ -1,4 +1,7 @@
 ---@mod minime.config Options and their defaults (see :h minime-config).
+--- The one owner of the options: every module reads `require("minime.config").options` when
+--- it needs a value (never a copy taken at load or pushed by setup), so a second setup() is
+--- what the next float, prompt or ask uses. Cheap to load: setup() requires it at start-up.
 local M = {}
 
 ---@class minime.Config
@@ -53,10 +56,25 @@ M.defaults = {
 ---@type minime.Config
 M.options = vim.deepcopy(M.defaults)
 
+-- Options that are tables of fields: anything else there would break every reader.
+local SECTIONS = { "window", "permission" }
+
+--- Merge `opts` into the defaults; these are the options from now on. A section given as
+--- something other than a table keeps its defaults, and the error names it.
 ---@param opts? table
+---@return minime.Config options
+---@return string? error
 function M.setup(opts)
-  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
-  return M.options
+  local options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  local bad = {}
+  for _, name in ipairs(SECTIONS) do
+    if type(options[name]) ~= "table" then
+      bad[#bad + 1] = ("`%s` must be a table (got %s): its defaults apply"):format(name, type(options[name]))
+      options[name] = vim.deepcopy(M.defaults[name])
+    end
+  end
+  M.options = options
+  return options, bad[1] and table.concat(bad, "; ") or nil
 end
 
 --- The plugin's root directory (the one holding lua/ and rplugin/).
@@ -82,19 +100,6 @@ function M.tool_ctx(cwd)
     -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
     json = true,
   }
-end
-
---- The permission float's own options (minime.ui.permission.setup) from `permission`.
-function M.permission_ui()
-  local p = M.options.permission or {}
-  return { focus = p.focus, key_delay = p.key_delay, idle = p.idle }
-end
-
--- setup() before the first require of this module only stored the options (start-up time).
-local root = package.loaded["minime"]
-if type(root) == "table" and rawget(root, "pending_options") then
-  M.setup(rawget(root, "pending_options"))
-  root.pending_options = nil
 end
 
 return M
