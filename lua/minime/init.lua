@@ -1,5 +1,6 @@
 ---@mod minime minime.nvim: the mini-me agent (mm) in Neovim, over ACP.
---- The public surface: setup() and the verbs. Start-up budget: +1 ms in all, so setup() loads only
+--- The public surface: setup(), the verbs and the statusline; nothing else (what the Python
+--- host calls is minime.rpc). Start-up budget: +1 ms in all, so setup() loads only
 --- minime.config (the options' one owner), and each verb loads its code (minime.actions) on
 --- first use; so do the UI, the tools and the host.
 local M = {}
@@ -78,10 +79,17 @@ function M.statusline()
   return require("minime.status").statusline()
 end
 
--- Anything else (what the Python host calls: notify, permission, show_log, …) is
--- minime.actions' own.
-return setmetatable(M, {
-  __index = function(_, key)
-    return require("minime.actions")[key]
-  end,
-})
+-- Host aliases: the Python host called these through require("minime") before it had its
+-- own module (minime.rpc). Not public; removed when the host calls minime.rpc.
+local function host_alias(name)
+  return function(...)
+    return require("minime.rpc")[name](...)
+  end
+end
+M.notify = host_alias("notify") -- host alias, removed when the host calls minime.rpc
+M.permission = host_alias("permission") -- host alias, removed when the host calls minime.rpc
+M.track_agent = host_alias("track_agent") -- host alias, removed when the host calls minime.rpc
+M.show_log = host_alias("show_log") -- host alias, removed when the host calls minime.rpc
+M.pick_session = host_alias("pick_session") -- host alias, removed when the host calls minime.rpc
+
+return M
