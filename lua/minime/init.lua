@@ -29,10 +29,10 @@ function M.setup(opts)
     vim.notify("minime: " .. problem, vim.log.levels.ERROR)
   end
   -- User tools are checked now, so a mistake is reported at once, plainly (minime.tools is
-  -- loaded only when there are some, or when it already is).
+  -- loaded only when there are some, or when it already is); minime.tools reads the option.
   local tools = config.options.tools
   if package.loaded["minime.tools"] or type(tools) ~= "table" or next(tools) ~= nil then
-    local ok_tools, err = pcall(require("minime.tools").register_user_tools, tools)
+    local ok_tools, err = pcall(require("minime.tools").check_user_tools, tools)
     if not ok_tools then
       vim.notify("minime: " .. tostring(err), vim.log.levels.ERROR)
     end
