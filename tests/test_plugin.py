@@ -361,6 +361,10 @@ def test_a_section_that_is_not_a_table_is_said_and_keeps_its_defaults() -> None:
         nvim.exec_lua(TURN_BEGIN)
         assert nvim.exec_lua(FLOAT_WIDTH) == int((nvim.exec_lua("return vim.o.columns") - 2) * 0.8)
         assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
+        nvim.exec_lua("require('minime').setup('big')")  # not even a table: said, no traceback
+        notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
+        assert "minime: setup() takes a table of options (got string): the defaults apply" in notes
+        assert nvim.exec_lua("return require('minime.config').options.window.width") == 0.8
 
 
 # require("minime"): the documented verbs (:h minime-api) and fields.
