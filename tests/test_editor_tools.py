@@ -632,14 +632,14 @@ def test_quickfix_cut_says_so_in_the_title(editor: Editor, nvim: Any) -> None:
 # -- user tools and the Lua entry point ----------------------------------------------------
 
 REGISTER = """
-require('minime.tools').register_user_tools({
+require('minime').setup({ tools = {
   { name = 'echo', description = 'Echo.', input_schema = { type = 'object', properties = {} },
     handler = function(args, ctx) return 'echo ' .. tostring(args.word) .. ' in ' .. ctx.cwd end },
   { name = 'table', handler = function() return { n = 1, list = { 'a' } } end },
   { name = 'fails', handler = function() error('no such thing') end },
   { name = 'fails_table', handler = function() error({ message = 'shaped' }, 0) end },
   { name = 'crashes', handler = function() local x = nil; return x.y end },
-})
+} })
 """
 
 
@@ -664,6 +664,14 @@ def test_user_tools(nvim: Any, project: Path) -> None:
         "input_schema": {"type": "object", "properties": {}},
     }
     assert [s["name"] for s in specs] == ["echo", "table", "fails", "fails_table", "crashes"]
+    # setup() again: the tools are the new option at once (read, not registered copies).
+    lua(
+        nvim,
+        "require('minime').setup({ tools = { { name = 'other', handler = function() end } } })",
+    )
+    specs = lua(nvim, "return require('minime.tools').user_tool_specs()")
+    assert [s["name"] for s in specs] == ["other"]
+    assert lua(nvim, CALL, "echo", {}, ctx) == {"ok": False, "error": "unknown tool: echo"}
 
 
 @pytest.mark.parametrize(
@@ -678,7 +686,7 @@ def test_user_tools(nvim: Any, project: Path) -> None:
 )
 def test_user_tools_invalid(nvim: Any, tool: str, expected: str) -> None:
     ok, message = lua(
-        nvim, f"return {{ pcall(require('minime.tools').register_user_tools, {{ {tool} }}) }}"
+        nvim, f"return {{ pcall(require('minime.tools').check_user_tools, {{ {tool} }}) }}"
     )
     assert ok is False and expected in message
 

@@ -292,6 +292,24 @@ def test_no_timeout_by_default(tmp_path: Path) -> None:
         ed.wait_done()
 
 
+def test_a_timeout_from_a_second_setup_applies_to_the_next_prompt(tmp_path: Path) -> None:
+    """setup() again while the host runs: the host gets the new permission options, so the
+    next prompt counts down without a restart. Catches options copied once at host start."""
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}
+    with editor_with(tmp_path, opts) as ed:
+        ed.ask("/bash ls")
+        win = ed.permission_win()
+        assert "rejected in" not in chrome(ed.float_config(win)["title"])
+        ed.press(win, "1")
+        ed.wait_done()
+        ed.lua("require('minime').setup(...)", {**opts, "permission": {"timeout": 30}})
+        ed.ask("/bash ls -a")
+        win = ed.permission_win()
+        assert "rejected in 30 s" in chrome(ed.float_config(win)["title"])
+        ed.press(win, "1")
+        ed.wait_done()
+
+
 # -- :MiniMeSessions -----------------------------------------------------------------------------
 
 

@@ -41,7 +41,12 @@ def line(nvim):
 
 
 def setup(nvim, **opts):
-    nvim.exec_lua("require('minime.ui.permission').setup(...)", opts)
+    """setup() again with these `permission` fields changed (the others as they are)."""
+    nvim.exec_lua(
+        "require('minime').setup({ permission = vim.tbl_extend('force',"
+        " require('minime.config').options.permission, ...) })",
+        opts,
+    )
 
 
 def feed(nvim, keys):

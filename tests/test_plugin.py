@@ -274,9 +274,9 @@ def test_the_demo_command_starts(tmp_path: Path) -> None:
     assert "ran: echo hello from the demo" in out.stdout
 
 
-def test_setup_only_stores_the_options_and_they_apply_when_the_code_loads() -> None:
-    """Start-up budget (+1 ms): setup() loads nothing but the root module; what loads later
-    reads the options then. A bad user tool is still reported by setup() itself."""
+def test_setup_loads_only_the_options_and_the_code_reads_them_when_it_loads() -> None:
+    """Start-up budget (+1 ms): setup() loads the root module and the options, nothing else;
+    what loads later reads the options then. A bad user tool is still reported by setup()."""
     opts = {"window": {"width": 33, "focus": True}, "permission": {"focus": False}}
     with start(init(opts)) as nvim:
         loaded = nvim.exec_lua(
@@ -284,14 +284,122 @@ def test_setup_only_stores_the_options_and_they_apply_when_the_code_loads() -> N
             " if name:match('^minime') then l[#l + 1] = name end end table.sort(l) return l"
         )
         # minime.ui.last_key: keys are timed from start-up (a prompt never grabs focus after one).
-        assert loaded == ["minime", "minime.ui.last_key"]
-        assert nvim.exec_lua("return require('minime.ui.turn').config.width") == 33
-        assert nvim.exec_lua("return require('minime.ui.turn').config.focus") is True
-        assert nvim.exec_lua("return require('minime.config').options.window.height") == 0.6
-        nvim.exec_lua("require('minime').setup({ window = { width = 44 } })")  # again: applies
-        assert nvim.exec_lua("return require('minime.ui.turn').config.width") == 44
-        assert nvim.exec_lua("return require('minime.config').options.permission.focus") is True
+        assert loaded == ["minime", "minime.config", "minime.ui.last_key"]
+        nvim.exec_lua(TURN_BEGIN)
+        assert nvim.exec_lua(FLOAT_WIDTH) == 33  # the option, not the default 0.8
+        assert nvim.exec_lua(CURRENT_WIN) == nvim.exec_lua(TURN_WIN)  # focus = true
     bad = "{ tools = { { name = 'x' } } }"
     with start(init(bad)) as nvim:
         notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
         assert any("user tool" in n and "handler must be a function" in n for n in notes), notes
+
+
+# A turn float opened by one batch; its window and its width and border as drawn.
+TURN_BEGIN = (
+    "require('minime.ui.turn').apply('/tmp/minime-h', {{kind = 'begin', prompt = 'p',"
+    " cwd = '/tmp/minime-h', session_id = 's'}, {kind = 'text', text = 'x'}})"
+)
+TURN_WIN = "return require('minime.ui.turn').get('/tmp/minime-h').win"
+TURN_CFG = f"return vim.api.nvim_win_get_config((function() {TURN_WIN} end)())"
+FLOAT_WIDTH = f"return (function() {TURN_CFG} end)().width"
+PROMPT = (
+    "require('minime.ui.permission').open({id = ..., title = 'bash: ls', options ="
+    " {{option_id = 'ok', name = 'Allow', kind = 'allow_once'}}}, function() end)"
+)
+PROMPT_WIN = "return require('minime.ui.permission').win()"
+CURRENT_WIN = "return vim.api.nvim_get_current_win()"
+N_MODULES = "local n = 0 for _ in pairs(package.loaded) do n = n + 1 end return n"
+
+
+def test_a_second_setup_is_what_every_module_uses_next_without_reloading() -> None:
+    """Options are read, not copied: after setup() again, the loaded turn float and
+    permission prompt use the new values (no module re-required, nothing re-pushed).
+    Catches a module that keeps its own copy of an option, taken at load or at setup."""
+    first = {"window": {"width": 30, "border": "single"}, "permission": {"focus": False}}
+    with start(init(first)) as nvim:
+        nvim.exec_lua(TURN_BEGIN)
+        assert nvim.exec_lua(FLOAT_WIDTH) == 30
+        assert nvim.exec_lua(TURN_CFG)["border"][0] == "┌"
+        nvim.exec_lua(PROMPT, "r1")
+        assert nvim.exec_lua(PROMPT_WIN) != nvim.exec_lua(CURRENT_WIN)  # focus = false
+        nvim.exec_lua("require('minime.ui.permission').close('r1')")
+        modules = nvim.exec_lua(N_MODULES)
+        nvim.exec_lua(
+            "require('minime').setup({ window = { width = 50, border = 'double' },"
+            " permission = { focus = true, key_delay = 0, idle = 0 } })"
+        )
+        assert nvim.exec_lua(N_MODULES) == modules, "setup() loads nothing more"
+        # The turn float: VimResized and the next batch place it with the options as they are.
+        nvim.exec_lua("vim.api.nvim_exec_autocmds('VimResized', {})")
+        assert nvim.exec_lua(FLOAT_WIDTH) == 50
+        assert nvim.exec_lua(TURN_CFG)["border"][0] == "╔"
+        # The permission prompt: now it takes focus, its keys live at once (key_delay 0).
+        nvim.exec_lua("require('minime.ui.turn').close('/tmp/minime-h')")
+        nvim.exec_lua(PROMPT, "r2")
+        assert nvim.exec_lua(PROMPT_WIN) == nvim.exec_lua(CURRENT_WIN)
+        footer = nvim.exec_lua(
+            f"return vim.api.nvim_win_get_config((function() {PROMPT_WIN} end)()).footer"
+        )
+        assert footer[0][1:] != ["Comment"], "not dimmed: no key delay"
+        # A third setup back to key_delay 0.5: the next prompt's keys wait (footer dimmed).
+        nvim.exec_lua("require('minime.ui.permission').close('r2')")
+        nvim.exec_lua("require('minime').setup({ permission = { idle = 0 } })")
+        nvim.exec_lua(PROMPT, "r3")
+        footer = nvim.exec_lua(
+            f"return vim.api.nvim_win_get_config((function() {PROMPT_WIN} end)()).footer"
+        )
+        assert footer[0][1:] == ["Comment"]
+        # The turn float, shown again: back to the default width (0.8 of the editor).
+        nvim.exec_lua("require('minime.ui.turn').open('/tmp/minime-h')")
+        assert nvim.exec_lua(FLOAT_WIDTH) == int((nvim.exec_lua("return vim.o.columns") - 2) * 0.8)
+
+
+def test_a_section_that_is_not_a_table_is_said_and_keeps_its_defaults() -> None:
+    """Bad input gets a clear error and loses nothing: `window = 'big'` is reported by
+    setup() and the float still opens with the default placement."""
+    with start(init("{ window = 'big' }")) as nvim:
+        notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
+        assert any("`window` must be a table" in n for n in notes), notes
+        nvim.exec_lua(TURN_BEGIN)
+        assert nvim.exec_lua(FLOAT_WIDTH) == int((nvim.exec_lua("return vim.o.columns") - 2) * 0.8)
+        assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
+        nvim.exec_lua("require('minime').setup('big')")  # not even a table: said, no traceback
+        notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
+        assert "minime: setup() takes a table of options (got string): the defaults apply" in notes
+        assert nvim.exec_lua("return require('minime.config').options.window.width") == 0.8
+
+
+# require("minime"): the documented verbs (:h minime-api) and fields.
+PUBLIC = {
+    "setup",
+    "ask",
+    "cancel",
+    "reset",
+    "stop",
+    "log",
+    "sessions",
+    "load_session",
+    "install",
+    "show",
+    "statusline",
+    "min_version",
+}
+
+
+def test_require_minime_is_exactly_the_public_surface() -> None:
+    """No metatable forwarding: an unknown key is nil, and the names are the documented verbs;
+    what the host calls is minime.rpc's. Catches a host callback leaking back into the public
+    module, or a verb dropped."""
+    with start(init({})) as nvim:
+        names, no_meta, unknown_nil = nvim.exec_lua(
+            "local m = require('minime') local l = {} for k in pairs(m) do l[#l + 1] = k end"
+            " return {l, getmetatable(m) == nil, m.agent_payload == nil and m.host_op == nil}"
+        )
+        assert set(names) == PUBLIC
+        assert no_meta and unknown_nil
+        rpc = nvim.exec_lua(
+            "local l = {} for k, v in pairs(require('minime.rpc')) do"
+            " if type(v) == 'function' then l[#l + 1] = k end end return l"
+        )
+        host_calls = {"apply", "notify", "permission", "permission_close", "tool"}
+        assert set(rpc) >= host_calls | {"ask_accepted", "pick_session", "show_log"}

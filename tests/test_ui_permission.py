@@ -11,7 +11,7 @@ from nvim_harness import wait_for
 INIT = """
 _G.answers, _G.notes = {}, {}
 vim.notify = function(msg) table.insert(_G.notes, msg) end
-require('minime.ui.permission').setup({ key_delay = 0 })
+require('minime').setup({ permission = { key_delay = 0 } })
 _G.ask = function(req)
   require('minime.ui.permission').open(req, function(option_id, remember, reason)
     table.insert(_G.answers, { req.id, option_id == nil and 'nil' or option_id })
@@ -243,7 +243,7 @@ def test_closing_the_float_another_way_answers_nil_once(nvim):
 
 def test_focus_can_be_configured_off(nvim):
     main = nvim.exec_lua("return vim.api.nvim_get_current_win()")
-    nvim.exec_lua("require('minime.ui.permission').setup({ focus = false })")
+    nvim.exec_lua("require('minime').setup({ permission = { key_delay = 0, focus = false } })")
     ask(nvim, request())
     assert nvim.exec_lua("return vim.api.nvim_get_current_win()") == main
     assert nvim.exec_lua("return require('minime.ui.permission').focus()") is True

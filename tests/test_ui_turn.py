@@ -495,13 +495,15 @@ def test_one_float_per_cwd_and_one_shown_at_a_time(nvim):
 
 
 def test_setup_focus_and_size(nvim):
-    nvim.exec_lua("require('minime.ui.turn').setup({ focus = true, width = 40, height = 0.5 })")
+    nvim.exec_lua(
+        "require('minime').setup({ window = { focus = true, width = 40, height = 0.5 } })"
+    )
     apply(nvim, begin(), text("x"))
     st = get(nvim)
     assert current_win(nvim) == st["win"]
     cfg = nvim.exec_lua("return vim.api.nvim_win_get_config(...)", st["win"])
     assert cfg["width"] == 40
-    assert nvim.exec_lua("return require('minime.ui.turn').config.border") == "rounded"
+    assert cfg["border"][0] == "╭"  # the default border: rounded
 
 
 def test_vimresized_resizes_the_float(nvim):

@@ -1,20 +1,13 @@
---- What the verbs of require("minime") do, and the calls the Python host makes into Lua.
+--- What the verbs of require("minime") do (what the Python host calls is minime.rpc).
 --- Loaded on first use: require("minime").setup{} runs at every start-up and must stay cheap
 --- (see init.lua), so the code behind the verbs lives here.
 local config = require("minime.config")
 
 local M = {}
 
-local permission_configured = false
-
---- The permission float, given the options on first use.
-local function permission_ui()
-  local permission = require("minime.ui.permission")
-  if not permission_configured then
-    permission_configured = true
-    permission.setup(config.permission_ui())
-  end
-  return permission
+---@param message string
+local function say_error(message)
+  vim.notify(message, vim.log.levels.ERROR)
 end
 
 local function relative(path, cwd)
@@ -103,14 +96,14 @@ function M.ask(text, range)
     require("minime.host").notify("ask", payload)
   end)
   if not ok then
-    M.notify("minime: " .. tostring(err), "error")
+    say_error("minime: " .. tostring(err))
   end
 end
 
 local function host_op(op, payload)
   local ok, err = pcall(require("minime.host").notify, op, payload or {})
   if not ok then
-    M.notify("minime: " .. tostring(err), "error")
+    say_error("minime: " .. tostring(err))
   end
 end
 
@@ -134,7 +127,7 @@ end
 function M.sessions()
   local ok, payload = pcall(host_payload, vim.fn.getcwd())
   if not ok then
-    M.notify("minime: " .. tostring(payload), "error")
+    say_error("minime: " .. tostring(payload))
     return
   end
   host_op("sessions", payload)
@@ -147,7 +140,7 @@ function M.load_session(session_id, opts)
   opts = opts or {}
   local ok, payload = pcall(host_payload, opts.cwd or vim.fn.getcwd())
   if not ok then
-    M.notify("minime: " .. tostring(payload), "error")
+    say_error("minime: " .. tostring(payload))
     return
   end
   payload.session_id = session_id
@@ -201,73 +194,6 @@ end
 --- Reopen the last turn's float.
 function M.show()
   require("minime.ui.turn").reopen_last()
-end
-
--- Called by the host ----------------------------------------------------------------
-
----@param message string
----@param level? "error"|"warn"|"info"
-function M.notify(message, level)
-  local levels = { error = vim.log.levels.ERROR, warn = vim.log.levels.WARN, info = vim.log.levels.INFO }
-  vim.notify(message, levels[level or "error"] or vim.log.levels.ERROR)
-end
-
----@param pid integer the agent's pid (also its session and process-group id)
-function M.track_agent(pid)
-  require("minime.host").track(pid)
-end
-
----@param req table a permission request (see :h minime-permission)
-function M.permission(req)
-  permission_ui().open(req, function(option_id, remember, reason)
-    local answer = { id = req.id, option_id = option_id, remember = remember, reason = reason }
-    host_op("permission_answer", answer)
-  end)
-end
-
---- Offer the sessions the host found (vim.ui.select); the chosen one is reopened in `cwd`.
----@param cwd string
----@param items {session_id: string, title: string, updated_at: string}[]
----@param how "load"|"resume"
-function M.pick_session(cwd, items, how)
-  vim.ui.select(items, {
-    prompt = how == "load" and "Reopen a session (its history replays):" or "Resume a session:",
-    kind = "minime.session",
-    format_item = function(item)
-      local parts = { item.title ~= "" and item.title or "(untitled)" }
-      if item.updated_at ~= "" then
-        parts[#parts + 1] = item.updated_at
-      end
-      parts[#parts + 1] = item.session_id
-      return table.concat(parts, " · ")
-    end,
-  }, function(item)
-    if item then
-      M.load_session(item.session_id, { cwd = cwd, title = item.title ~= "" and item.title or nil })
-    end
-  end)
-end
-
----@param lines string[]
-function M.show_log(lines)
-  local host = require("minime.host")
-  vim.list_extend(lines, { "", "# Python host stderr" })
-  vim.list_extend(lines, host.stderr)
-  vim.cmd("botright new")
-  local buf = vim.api.nvim_get_current_buf()
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].swapfile = false
-  vim.b[buf].minime = "log"
-  vim.api.nvim_buf_set_name(buf, "minime://log")
-  local clean = {}
-  for _, line in ipairs(lines) do
-    for piece in (line .. "\n"):gmatch("(.-)\n") do
-      table.insert(clean, piece)
-    end
-  end
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, clean)
-  vim.bo[buf].modifiable = false
 end
 
 return M

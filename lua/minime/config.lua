@@ -1,62 +1,92 @@
 ---@mod minime.config Options and their defaults (see :h minime-config).
+--- The one owner of the options: every module reads `require("minime.config").options` when
+--- it needs a value (never a copy taken at load or pushed by setup), so a second setup() is
+--- what the next float, prompt or ask uses. Cheap to load: setup() requires it at start-up.
 local M = {}
 
----@class minime.Config
-M.defaults = {
-  -- The agent: a name, lua/minime/agents/<name>.lua on 'runtimepath' (shipped: "mm",
-  -- "sdk_example", "claude", "codex", "qwen"), or a definition inline:
-  -- { cmd = { "node", "agent.js" }, env = { KEY = "v" } }. See lua/minime/agents/init.lua.
-  agent = "mm",
-  -- agent "mm": the binary. nil: $MM_BIN, then `mm` on PATH; when none is found, the bundled
-  -- offline demo agent is used (and labelled as such).
-  mm = nil,
-  -- agent "mm": the agent file, a path or function(cwd) returning one. nil: the first of
-  -- <cwd>/agent.yaml, <cwd>/.mm/agent.yaml, stdpath("config")/minime/agent.yaml.
-  config = nil,
-  -- Client-tool discovery. nil: what mm's agent file names (acp.clientTools.discovery), else
-  -- "meta". An explicit value that conflicts with the file is a warning.
-  discovery = nil,
-  -- Python for the host. nil: the plugin's own venv if present, else
-  -- g:python3_host_prog, else python3.
-  python = nil,
-  -- "job": the Lua layer starts `python -m minime.nvim` (default). "rplugin": Neovim's python3
-  -- host after :UpdateRemotePlugins.
-  host = "job",
-  -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
-  ready_timeout = 60,
-  -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an
-  -- error and the next ask works.
-  cancel_timeout = 30,
-  window = { width = 0.8, height = 0.6, border = "rounded", focus = false },
-  -- focus: the prompt takes focus when nobody is typing; key_delay: seconds its keys wait
-  -- after it took focus; idle: seconds since your last key before it may; timeout: seconds
-  -- before an unanswered prompt is rejected (nil: never).
-  permission = { focus = true, key_delay = 0.5, idle = 1, timeout = nil },
-  -- Answered without a float: { { pattern = "client: *", decision = "allow" } }: a glob over
-  -- the whole title; an allow rule's wildcards never match ; & | < > ` $( or a newline;
-  -- `kind` (or mm's "bash: " / "client: " prefix) limits the tool kind (:h minime-rules).
-  permission_rules = {},
-  -- Your own tools: { { name, description, input_schema, handler = function(args, ctx) end } }
-  tools = {},
-  -- Built-in tools to disable: a list of names, or function(cwd) returning one.
-  disabled_tools = {},
-  -- Buffers the tools never expose (globs on the file name, the cwd-relative path and the
-  -- real absolute path; a lone * also matches nothing). nil: require("minime.editor.scope")
-  -- .DEFAULT_DENY (.env, *.pem, *.key, id_rsa*, .ssh/, .git/config, histories, …).
-  deny = nil,
-  -- Bounds of one read_buffer result, and of one line in it.
-  max_lines = 2000,
-  max_bytes = 100000,
-  max_line_bytes = 2000,
-}
+--- The defaults, built afresh at each call: setup() runs at every start-up, and building
+--- this small table costs less than a deep copy of it (nothing is shared between calls).
+---@return minime.Config
+local function defaults()
+  ---@class minime.Config
+  return {
+    -- The agent: a name, lua/minime/agents/<name>.lua on 'runtimepath' (shipped: "mm",
+    -- "sdk_example", "claude", "codex", "qwen"), or a definition inline:
+    -- { cmd = { "node", "agent.js" }, env = { KEY = "v" } }. See lua/minime/agents/init.lua.
+    agent = "mm",
+    -- agent "mm": the binary. nil: $MM_BIN, then `mm` on PATH; when none is found, the bundled
+    -- offline demo agent is used (and labelled as such).
+    mm = nil,
+    -- agent "mm": the agent file, a path or function(cwd) returning one. nil: the first of
+    -- <cwd>/agent.yaml, <cwd>/.mm/agent.yaml, stdpath("config")/minime/agent.yaml.
+    config = nil,
+    -- Client-tool discovery. nil: what mm's agent file names (acp.clientTools.discovery), else
+    -- "meta". An explicit value that conflicts with the file is a warning.
+    discovery = nil,
+    -- Python for the host. nil: the plugin's own venv if present, else
+    -- g:python3_host_prog, else python3.
+    python = nil,
+    -- "job": the Lua layer starts `python -m minime.nvim` (default). "rplugin": Neovim's python3
+    -- host after :UpdateRemotePlugins.
+    host = "job",
+    -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
+    ready_timeout = 60,
+    -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an
+    -- error and the next ask works.
+    cancel_timeout = 30,
+    window = { width = 0.8, height = 0.6, border = "rounded", focus = false },
+    -- focus: the prompt takes focus when nobody is typing; key_delay: seconds its keys wait
+    -- after it took focus; idle: seconds since your last key before it may; timeout: seconds
+    -- before an unanswered prompt is rejected (nil: never).
+    permission = { focus = true, key_delay = 0.5, idle = 1, timeout = nil },
+    -- Answered without a float: { { pattern = "client: *", decision = "allow" } }: a glob over
+    -- the whole title; an allow rule's wildcards never match ; & | < > ` $( or a newline;
+    -- `kind` (or mm's "bash: " / "client: " prefix) limits the tool kind (:h minime-rules).
+    permission_rules = {},
+    -- Your own tools: { { name, description, input_schema, handler = function(args, ctx) end } }
+    tools = {},
+    -- Built-in tools to disable: a list of names, or function(cwd) returning one.
+    disabled_tools = {},
+    -- Buffers the tools never expose (globs on the file name, the cwd-relative path and the
+    -- real absolute path; a lone * also matches nothing). nil: require("minime.editor.scope")
+    -- .DEFAULT_DENY (.env, *.pem, *.key, id_rsa*, .ssh/, .git/config, histories, …).
+    deny = nil,
+    -- Bounds of one read_buffer result, and of one line in it.
+    max_lines = 2000,
+    max_bytes = 100000,
+    max_line_bytes = 2000,
+  }
+end
+
+--- The defaults (for reading: each setup() merges into a fresh copy).
+M.defaults = defaults()
 
 ---@type minime.Config
-M.options = vim.deepcopy(M.defaults)
+M.options = defaults()
 
+-- Options that are tables of fields: anything else there would break every reader.
+local SECTIONS = { "window", "permission" }
+
+--- Merge `opts` into the defaults; these are the options from now on. A section given as
+--- something other than a table keeps its defaults, and the error names it.
 ---@param opts? table
+---@return minime.Config options
+---@return string? error
 function M.setup(opts)
-  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
-  return M.options
+  local options, bad = defaults(), {}
+  if type(opts) == "table" and next(opts) ~= nil then
+    options = vim.tbl_deep_extend("force", options, opts)
+  elseif opts ~= nil and type(opts) ~= "table" then
+    bad[1] = ("setup() takes a table of options (got %s): the defaults apply"):format(type(opts))
+  end
+  for _, name in ipairs(SECTIONS) do
+    if type(options[name]) ~= "table" then
+      bad[#bad + 1] = ("`%s` must be a table (got %s): its defaults apply"):format(name, type(options[name]))
+      options[name] = defaults()[name]
+    end
+  end
+  M.options = options
+  return options, bad[1] and table.concat(bad, "; ") or nil
 end
 
 --- The plugin's root directory (the one holding lua/ and rplugin/).
@@ -82,19 +112,6 @@ function M.tool_ctx(cwd)
     -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
     json = true,
   }
-end
-
---- The permission float's own options (minime.ui.permission.setup) from `permission`.
-function M.permission_ui()
-  local p = M.options.permission or {}
-  return { focus = p.focus, key_delay = p.key_delay, idle = p.idle }
-end
-
--- setup() before the first require of this module only stored the options (start-up time).
-local root = package.loaded["minime"]
-if type(root) == "table" and rawget(root, "pending_options") then
-  M.setup(rawget(root, "pending_options"))
-  root.pending_options = nil
 end
 
 return M

@@ -1,7 +1,8 @@
 ---@mod minime minime.nvim: the mini-me agent (mm) in Neovim, over ACP.
---- The public surface: setup() and the verbs. Start-up budget: +1 ms in all, so setup() only
---- stores the options (minime.config takes them when first required), and each verb loads
---- its code (minime.actions) on first use; so do the UI, the tools and the host.
+--- The public surface: setup(), the verbs and the statusline; nothing else (what the Python
+--- host calls is minime.rpc). Start-up budget: +1 ms in all, so setup() loads only
+--- minime.config (the options' one owner), and each verb loads its code (minime.actions) on
+--- first use; so do the UI, the tools and the host.
 local M = {}
 
 M.min_version = "0.11" -- the only version tested
@@ -21,32 +22,22 @@ function M.setup(opts)
     )
     return
   end
-  local config = package.loaded["minime.config"]
-  if config then
-    config.setup(opts)
-  else
-    M.pending_options = opts or {}
+  -- The one copy of the options: everything reads it when it needs a value.
+  local config = require("minime.config")
+  local _, problem = config.setup(opts)
+  if problem then
+    vim.notify("minime: " .. problem, vim.log.levels.ERROR)
   end
-  -- Modules already loaded (setup called again) take the new options now.
-  local tools = config and config.options.tools or (opts or {}).tools or {}
+  -- User tools are checked now, so a mistake is reported at once, plainly (minime.tools is
+  -- loaded only when there are some, or when it already is); minime.tools reads the option.
+  local tools = config.options.tools
   if package.loaded["minime.tools"] or type(tools) ~= "table" or next(tools) ~= nil then
-    -- User tools are checked here all the same, so a mistake is reported at once, plainly.
-    local ok_tools, err = pcall(require("minime.tools").register_user_tools, tools or {})
+    local ok_tools, err = pcall(require("minime.tools").check_user_tools, tools)
     if not ok_tools then
       vim.notify("minime: " .. tostring(err), vim.log.levels.ERROR)
     end
   end
-  if not config then
-    return -- nothing that reads the options is loaded yet
-  end
-  local turn = package.loaded["minime.ui.turn"]
-  if turn then
-    turn.setup(config.options.window)
-  end
-  local permission = package.loaded["minime.ui.permission"]
-  if permission then
-    permission.setup(config.permission_ui())
-  end
+  -- The host is another process: it gets the options it needs again.
   local host = package.loaded["minime.host"]
   if host and host.chan then
     host.send_setup()
@@ -88,10 +79,4 @@ function M.statusline()
   return require("minime.status").statusline()
 end
 
--- Anything else (what the Python host calls: notify, permission, show_log, …) is
--- minime.actions' own.
-return setmetatable(M, {
-  __index = function(_, key)
-    return require("minime.actions")[key]
-  end,
-})
+return M

@@ -38,8 +38,20 @@ do
   table.sort(M.BUILTIN)
 end
 
-local user_tools = {} -- name -> { name, description, input_schema, handler }
-local user_order = {}
+-- The user tools are the `tools` option, read when needed; this is only its index, rebuilt
+-- when setup() gave a new list (setup() already said what is wrong with a bad one).
+local indexed = { list = nil, tools = {}, order = {} }
+
+--- The user tools of the `tools` option as it is now: by name, and in order.
+---@return table<string, table> tools, string[] order
+local function user_tools()
+  local list = require("minime.config").options.tools
+  if list ~= indexed.list then
+    local ok, tools, order = pcall(M.check_user_tools, list)
+    indexed = ok and { list = list, tools = tools, order = order } or { list = list, tools = {}, order = {} }
+  end
+  return indexed.tools, indexed.order
+end
 
 --- The traceback of the last unexpected error of a tool, for whoever debugs it.
 M.last_error = nil
@@ -133,8 +145,8 @@ function M.call(name, args, ctx, reply)
       return { ok = false, error = internal_error(name) }
     end
     fn = mod.handler
-  elseif type(name) == "string" and user_tools[name] then
-    fn, is_user = user_tools[name].handler, true
+  elseif type(name) == "string" and user_tools()[name] then
+    fn, is_user = user_tools()[name].handler, true
   else
     return { ok = false, error = "unknown tool: " .. tostring(name) }
   end
@@ -179,11 +191,12 @@ local function fix_schema(schema)
   return out
 end
 
---- Replace the user tools with `list`, each { name, description?, input_schema?, handler }
---- where `handler(args, ctx)` returns a string or a table. Throws on an invalid entry (this
---- runs at setup, where the user reads the error).
+--- Check the user tools `list`, each { name, description?, input_schema?, handler } where
+--- `handler(args, ctx)` returns a string or a table; returns them by name and in order.
+--- Throws on an invalid entry (setup() runs it, where the user reads the error).
 ---@param list table[]
-function M.register_user_tools(list)
+---@return table<string, table> tools, string[] order
+function M.check_user_tools(list)
   local tools, order, seen = {}, {}, {}
   for _, name in ipairs(M.BUILTIN) do
     seen[model_name(name)] = "the built-in tool " .. name
@@ -215,8 +228,9 @@ function M.register_user_tools(list)
     tools[tool.name] = tool
     order[#order + 1] = tool.name
   end
-  user_tools, user_order = tools, order
+  return tools, order
 end
+
 
 --- Declarations of the built-in tools for the host: { { name, description, input_schema } },
 --- input_schema as JSON text (json.lua's field order: a Lua table has none, the model reads one).
@@ -237,8 +251,9 @@ end
 --- Declarations of the user tools for the host: { { name, description, input_schema } }.
 function M.user_tool_specs()
   local specs = {}
-  for _, name in ipairs(user_order) do
-    local tool = user_tools[name]
+  local tools, order = user_tools()
+  for _, name in ipairs(order) do
+    local tool = tools[name]
     specs[#specs + 1] = {
       name = name,
       description = tool.description or vim.NIL,

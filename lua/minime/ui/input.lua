@@ -10,13 +10,8 @@ local api = vim.api
 
 local M = {}
 
----@class minime.input.Config
----@field width number fraction of the editor (<= 1) or columns
----@field border string|string[]
-local defaults = { width = 0.6, border = "rounded" }
-
----@type minime.input.Config
-M.config = vim.deepcopy(defaults)
+-- Its width (a fraction (<= 1) of the editor, or columns) and border: not options.
+local LAYOUT = { width = 0.6, border = "rounded" }
 
 ---@class minime.input.Opts
 ---@field prompt_title? string shown in the border
@@ -36,9 +31,9 @@ function M.open(opts)
   local title = opts.prompt_title and vim.trim(window.oneline(opts.prompt_title))
   title = title and (" " .. title .. " ") or nil
   local cfg = window.centered({
-    width = M.config.width,
+    width = LAYOUT.width,
     height = 1,
-    border = M.config.border,
+    border = LAYOUT.border,
     zindex = 70,
     title = title,
     footer = " <CR> send · <Esc> cancel ",

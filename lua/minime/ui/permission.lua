@@ -17,6 +17,7 @@
 --- `idle` seconds of the last key. Then it shows without focus and says once how to answer
 --- (:MiniMePermission). A float that took focus by itself ignores keys for `key_delay` seconds,
 --- its footer dimmed until they work: keys already in flight do not answer it.
+local config = require("minime.config")
 local last_key = require("minime.ui.last_key")
 local view = require("minime.ui.permission_view")
 local window = require("minime.ui.window")
@@ -25,18 +26,15 @@ local api = vim.api
 
 local M = {}
 
----@class minime.permission.Config
----@field focus boolean enter the float when nobody is typing (default true)
----@field key_delay number seconds a float that took focus ignores keys (default 0.5)
----@field idle number seconds since the last key before a float may take focus (default 1)
----@field width number fraction of the editor (<= 1) or columns; the float shrinks to its text
----@field height number fraction of the editor (<= 1) or lines; the float shrinks to its text
----@field border string|string[]
-local defaults =
-  { focus = true, key_delay = 0.5, idle = 1, width = 0.7, height = 0.8, border = "rounded" }
+-- Its size and border (the float shrinks to its text): fractions (<= 1) of the editor, or
+-- cells. Its behaviour (focus, key_delay, idle) is the `permission` option, read when needed.
+local LAYOUT = { width = 0.7, height = 0.8, border = "rounded" }
 
----@type minime.permission.Config
-M.config = vim.deepcopy(defaults)
+--- The `permission` option as it is now (see :h minime-config-permission).
+---@return {focus: boolean, key_delay: number, idle: number}
+local function options()
+  return config.options.permission
+end
 
 --- Errors raised by on_answer callbacks (they are also notified).
 ---@type string[]
@@ -81,7 +79,7 @@ function M.busy()
   if busy_modes[mode.mode:sub(1, 1)] or mode.mode:sub(1, 2) == "no" then
     return "mode " .. mode.mode
   end
-  if now_ms() - last_key.ms() < (tonumber(M.config.idle) or 0) * 1000 then
+  if now_ms() - last_key.ms() < (tonumber(options().idle) or 0) * 1000 then
     return "typing"
   end
   return nil
@@ -111,7 +109,7 @@ local function win_config(p, lines)
     local left = math.max(0, math.ceil((p.deadline - now_ms()) / 1000))
     title = title .. ("· rejected in %d s "):format(left)
   end
-  local c = M.config
+  local c = LAYOUT
   local aw = window.area()
   local fit = math.max(widest + 1, 40, api.nvim_strwidth(footer) + 2, api.nvim_strwidth(title) + 2)
   local width = math.min(window.size(c.width, aw, 40), fit)
@@ -221,7 +219,7 @@ end
 --- Keys typed in the first `key_delay` seconds after the float took focus do nothing.
 ---@param p minime.permission.Prompt
 local function start_delay(p)
-  local delay = (tonumber(M.config.key_delay) or 0) * 1000
+  local delay = (tonumber(options().key_delay) or 0) * 1000
   if delay <= 0 then
     return
   end
@@ -271,7 +269,7 @@ local function show(p, answering)
 
   p.prev_win = api.nvim_get_current_win()
   local mode = api.nvim_get_mode()
-  local enter = M.config.focus
+  local enter = options().focus
     and (answering and not mode.blocking and mode.mode == "n" or not M.busy())
   if enter then
     start_delay(p)
@@ -438,12 +436,6 @@ function M.jump()
   if not M.focus() then
     vim.notify("minime: no permission prompt is waiting", vim.log.levels.INFO)
   end
-end
-
---- Merge options into the config (see minime.permission.Config).
----@param opts? minime.permission.Config|{}
-function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
 end
 
 api.nvim_create_autocmd("VimResized", {

@@ -1,5 +1,6 @@
 --- The turn's float: where it sits and what its border says, its window options (wrap,
 --- folds), following the stream, and its keys. Knows nothing of what the buffer holds.
+local config = require("minime.config")
 local text = require("minime.ui.turn.text")
 local window = require("minime.ui.window")
 
@@ -33,10 +34,11 @@ function M.visible(t)
   return t.win ~= nil
 end
 
---- The float's config: centered, its title the cwd, its footer the turn's state.
+--- The float's config: centered (the `window` option as it is now), its title the cwd, its
+--- footer the turn's state.
 ---@param t minime.turn.Turn
----@param c minime.turn.Config
-function M.config(t, c)
+function M.config(t)
+  local c = config.options.window
   local where = vim.fn.fnamemodify(t.cwd, ":~")
   if #where > 60 then
     where = "…" .. where:sub(-59)
@@ -83,9 +85,8 @@ end
 
 --- Open the float on the turn's buffer, at its end.
 ---@param t minime.turn.Turn
----@param c minime.turn.Config
-function M.show(t, c)
-  t.win = api.nvim_open_win(t.buf, c.focus, M.config(t, c))
+function M.show(t)
+  t.win = api.nvim_open_win(t.buf, config.options.window.focus, M.config(t))
   M.set_options(t.win)
   M.follow(t)
 end

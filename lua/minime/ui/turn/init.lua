@@ -37,23 +37,6 @@ local str, visible = text.str, float.visible
 
 local M = {}
 
----@class minime.turn.Config
----@field focus boolean enter the float when it opens
----@field width number fraction of the editor (<= 1) or columns
----@field height number fraction of the editor (<= 1) or lines
----@field border string|string[] see 'winborder'
-local defaults = { focus = false, width = 0.8, height = 0.6, border = "rounded" }
-
--- Loaded on first use (not by setup(): start-up time), so it starts from the user's options.
----@type minime.turn.Config
-M.config = vim.deepcopy(defaults)
-do
-  local window_opts = require("minime.config").options.window
-  if type(window_opts) == "table" then
-    M.config = vim.tbl_deep_extend("force", M.config, window_opts)
-  end
-end
-
 --- Failures inside apply(), newest last (capped): apply never throws, tests read this.
 ---@type string[]
 M.errors = {}
@@ -167,7 +150,7 @@ local function finish(t)
   t.done = nil
   buffer.highlight(t, true)
   if visible(t) then
-    api.nvim_win_set_config(t.win, float.config(t, M.config))
+    api.nvim_win_set_config(t.win, float.config(t))
   else
     local what = data.error and ("failed: " .. data.error)
       or ("finished (" .. (text.reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
@@ -219,7 +202,7 @@ local function apply(key, events)
     float.follow(t)
   end
   if began and shown and visible(t) then
-    api.nvim_win_set_config(t.win, float.config(t, M.config)) -- the footer says "running" again
+    api.nvim_win_set_config(t.win, float.config(t)) -- the footer says "running" again
   end
   if t.done then
     finish(t)
@@ -257,7 +240,7 @@ function M.open(key)
   for _, other in pairs(turns) do
     float.hide(other)
   end
-  float.show(t, M.config)
+  float.show(t)
   return true
 end
 
@@ -318,12 +301,6 @@ function M.fail_running(message)
   end
 end
 
---- Merge options into the config (see minime.turn.Config).
----@param opts? minime.turn.Config|{}
-function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
-end
-
 --- 'foldexpr' and 'foldtext' of the float (the window options name them here).
 M.foldexpr = folds.expr
 M.foldtext = folds.text
@@ -333,7 +310,7 @@ api.nvim_create_autocmd("VimResized", {
   callback = function()
     for _, t in pairs(turns) do
       if visible(t) then
-        api.nvim_win_set_config(t.win, float.config(t, M.config))
+        api.nvim_win_set_config(t.win, float.config(t))
       end
     end
   end,

@@ -150,7 +150,7 @@ class AgentPool:
         )
         self.clients[key] = client
         assert client.process is not None
-        self._bridge.lua("require('minime').track_agent(...)", client.process.pid)
+        self._bridge.lua("require('minime.rpc').track_agent(...)", client.process.pid)
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
         return client
 

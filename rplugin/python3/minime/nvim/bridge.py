@@ -39,4 +39,4 @@ class NvimBridge:
 
     def notify(self, message: str, level: str = "error") -> None:
         """A message for the user (``vim.notify`` through the Lua layer)."""
-        self.lua("require('minime').notify(...)", clean(message), level)
+        self.lua("require('minime.rpc').notify(...)", clean(message), level)

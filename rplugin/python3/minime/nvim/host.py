@@ -73,7 +73,7 @@ class Host:
         self.renderer = Renderer(self._send_batch)
 
     def _send_batch(self, key: str, batch: list[LuaEvent]) -> None:
-        self.bridge.lua("require('minime.ui.turn').apply(...)", key, msgspec.to_builtins(batch))
+        self.bridge.lua("require('minime.rpc').apply(...)", key, msgspec.to_builtins(batch))
 
     def render(self, key: str, item: LuaEvent) -> None:
         assert self.renderer is not None
@@ -111,7 +111,7 @@ class Host:
 
     def show_log(self) -> None:
         lines = ["# minime log", *self.log_lines, "", "# agent stderr", *self.stderr_lines]
-        self.nvim.exec_lua("require('minime').show_log(...)", [clean(x) for x in lines])
+        self.nvim.exec_lua("require('minime.rpc').show_log(...)", [clean(x) for x in lines])
 
     # -- operations (on the ACP loop) --------------------------------------------------
 
@@ -131,7 +131,7 @@ class Host:
             return
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
-            self.bridge.lua("require('minime.editor.asks').accept(...)", cwd, ask.ask_id)
+            self.bridge.lua("require('minime.rpc').ask_accepted(...)", cwd, ask.ask_id)
         session = self.pool.sessions.get(cwd)
         self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd))
         if session is None or not session.client.alive:

@@ -21,7 +21,7 @@ from .editor_tools import editor_tools
 # call fails; only a bug in a tool would need it.
 ANSWER_TIMEOUT = 60.0
 
-CALL = "return require('minime.tools').call(...)"
+CALL = "return require('minime.rpc').tool(...)"
 
 
 class LuaTools:

@@ -57,7 +57,7 @@ class Prompts:
         self._pending[prompt_id] = future
         self._before_prompt()  # the turn so far (the call asked about) shows first
         self._lua(
-            "require('minime').permission(...)",
+            "require('minime.rpc').permission(...)",
             {
                 "id": prompt_id,
                 "cwd": cwd,
@@ -81,7 +81,7 @@ class Prompts:
         try:
             answer = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            self._lua("require('minime.ui.permission').close(...)", prompt_id)
+            self._lua("require('minime.rpc').permission_close(...)", prompt_id)
             raise
         finally:
             self._pending.pop(prompt_id, None)

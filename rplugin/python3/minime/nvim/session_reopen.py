@@ -86,7 +86,7 @@ class SessionReopener:
         if not items:
             self._bridge.notify(f"minime: no earlier sessions of {name} for {cwd}", "info")
             return
-        self._bridge.lua("require('minime').pick_session(...)", cwd, items, how)
+        self._bridge.lua("require('minime.rpc').pick_session(...)", cwd, items, how)
 
     async def load(self, payload: ops.LoadSession) -> None:
         """Reopen an earlier session in this cwd: its history replays into the turn float."""
