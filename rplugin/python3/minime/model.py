@@ -74,7 +74,6 @@ class ToolRequest(msgspec.Struct, kw_only=True):
     session_id: str
     arguments: dict[str, Any]
     cwd: str | None = None
-    tool: str = ""
     cancelled: threading.Event = msgspec.field(default_factory=threading.Event)
 
 

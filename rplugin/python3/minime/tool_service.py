@@ -114,7 +114,6 @@ class ToolService:
             session_id=session_id or "",
             arguments=arguments,
             cwd=self._scopes.cwds.get(session_id or ""),
-            tool=tool.name,
         )
         return await tools_mod.run(tool, request)
 
