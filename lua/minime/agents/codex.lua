@@ -4,6 +4,8 @@ return {
   label = "Codex (codex-acp)",
   install = "npm install -g @zed-industries/codex-acp",
   cmd = { "codex-acp" },
-  -- No session mode named yet: codex-acp's mode that asks before editing is unverified.
-  mode = nil,
+  -- codex-acp starts in "auto" (edits the workspace without asking); "read-only" asks
+  -- before editing or using the network (codex's approval presets: read-only, auto,
+  -- full-access).
+  mode = "read-only",
 }

@@ -1,4 +1,5 @@
-"""What the plugin reads of mm's agent file: the discovery mode it imposes on clients."""
+"""What the plugin reads of mm's agent file: whether it gives clients tools, and the
+discovery mode it imposes on them."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def client_tools(path: str) -> dict[str, Any]:
     return block if isinstance(block, dict) else {}
 
 
-def discovery_mode(path: str) -> str | None:
-    """The mode the file names, or None when it names none (mm then uses ``meta``)."""
-    mode = client_tools(path).get("discovery")
+def named_discovery(block: dict[str, Any]) -> str | None:
+    """The discovery an ``acp.clientTools`` block names, or None (mm then uses ``meta``)."""
+    mode = block.get("discovery")
     return mode if mode in ("meta", "request") else None
