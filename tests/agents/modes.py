@@ -115,7 +115,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     method, params = request.get("method"), request.get("params") or {}
     session = sessions.get(params.get("sessionId", ""))
     if method == "initialize":
-        return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+        info = {"name": "modes-agent", "version": "1.0"}
+        return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": [], "agentInfo": info}
     if method == "session/new":
         return new_session()
     if session is None:

@@ -92,6 +92,13 @@ def follow(session: Session, event: Event) -> None:
         session.config_options = event.config_options
 
 
+def agent_name(session: Session) -> str:
+    """How messages name the agent: its own name (initialize's agentInfo), else its binary."""
+    client = session.client
+    info = client.agent_info or {}
+    return str(info.get("title") or info.get("name") or client.label)
+
+
 def _offered(session: Session) -> str:
     modes = session.modes
     return ", ".join(mode.id for mode in modes.available) if modes else ""
@@ -99,7 +106,7 @@ def _offered(session: Session) -> str:
 
 def check_mode(session: Session, mode_id: str) -> None:
     """Refuse, in plain words, a mode the agent did not offer."""
-    label = session.client.label
+    label = agent_name(session)
     if session.modes is None or not session.modes.available:
         raise Error(f"{label} offers no session modes")
     if session.modes.find(mode_id) is None:
@@ -108,7 +115,7 @@ def check_mode(session: Session, mode_id: str) -> None:
 
 def check_option(session: Session, config_id: str, value: str | bool) -> ConfigOption:
     """The option ``config_id``, if ``value`` is one of its values; else a plain Error."""
-    label = session.client.label
+    label = agent_name(session)
     option = next((o for o in session.config_options if o.id == config_id), None)
     if option is None:
         known = ", ".join(o.id for o in session.config_options)

@@ -20,6 +20,7 @@ import msgspec
 from ..errors import Error
 from ..model import Event
 from ..session import Session
+from ..session_state import agent_name
 from . import ops
 from .bridge import NvimBridge
 from .wire_text import clean_all
@@ -31,7 +32,7 @@ def state_of(session: Session) -> dict[str, Any]:
     """What Lua keeps of a session: its agent, mode, modes and config options."""
     modes = session.modes
     state = {
-        "agent": session.client.label,
+        "agent": agent_name(session),
         "mode": modes.current if modes else None,
         "modes": msgspec.to_builtins(modes.available) if modes else [],
         "config": msgspec.to_builtins(session.config_options),
@@ -89,7 +90,7 @@ class SessionModes:
 
     async def _apply(self, session: Session, wanted: str) -> None:
         modes = session.modes
-        label = session.client.label
+        label = agent_name(session)
         if modes is not None and modes.find(wanted) is not None:
             if modes.current == wanted:
                 return
@@ -150,7 +151,8 @@ class SessionModes:
             self._bridge.notify(f"minime: {exc}", "error")
             return
         self.publish(cwd, session)
-        self._bridge.notify(f"minime: {payload.config_id} = {payload.value} in {cwd}", "info")
+        shown = str(value).lower() if isinstance(value, bool) else value
+        self._bridge.notify(f"minime: {payload.config_id} = {shown} in {cwd}", "info")
 
 
 _BOOLEANS = {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}
