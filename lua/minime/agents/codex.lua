@@ -4,8 +4,8 @@ return {
   label = "Codex (codex-acp)",
   install = "npm install -g @zed-industries/codex-acp",
   cmd = { "codex-acp" },
-  -- codex-acp starts in "auto" (edits the workspace without asking); "read-only" asks
-  -- before editing or using the network (codex's approval presets: read-only, auto,
-  -- full-access).
+  -- codex-acp starts in a mode that edits the workspace without asking ("auto" in
+  -- @zed-industries/codex-acp, "agent" in @agentclientprotocol/codex-acp); both offer
+  -- "read-only", which asks before editing files or running commands.
   mode = "read-only",
 }
