@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import agent_file
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
 from .errors import Error, describe
@@ -354,6 +355,9 @@ async def connect(
         tools = tools_mod.validate(tools)  # refused before anything is spawned
     workdir = working_directory(cwd)
     argv = agent_argv(config, mm, command)
+    if not command and (callable(tools) or tools):  # mm would say why only on its stderr
+        for words in agent_file.mismatches(argv[-1], discovery):
+            log.warning("%s", words)
     client = Client(
         argv=argv,
         cwd=workdir,

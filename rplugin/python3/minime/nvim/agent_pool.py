@@ -115,7 +115,7 @@ class AgentPool:
         except Exception as exc:
             raise Error(f"cannot read the agent file {config}: {exc}") from None
         named = agentfile.named_discovery(block)
-        if block.get("enabled", True) is False and config not in self._told_disabled:
+        if agentfile.disabled(block) and config not in self._told_disabled:
             self._told_disabled.add(config)  # once: the file is read at every ask
             log.warning("client tools are off in the agent file %s", config)
             self._bridge.notify(
