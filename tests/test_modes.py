@@ -136,6 +136,17 @@ def test_an_agent_without_modes_is_a_warning_and_shows_no_mode(tmp_path: Path) -
         ed.wait_note("modes-agent offers no session modes")
 
 
+def test_an_agent_that_never_answers_set_mode_keeps_no_ask_waiting(tmp_path: Path) -> None:
+    opts = {"mode": "default", "ready_timeout": 1, "env": {"MODES_SET_MODE": "mute"}}
+    with modes_editor(tmp_path, **opts) as ed:
+        done, text = ed.turn("which")
+        assert done["stop_reason"] == "end_turn" and "mode is auto" in text
+        ed.wait_note(
+            "the mode 'default' was not set: modes-agent did not answer session/set_mode "
+            "within 1 s; it stays in 'auto'"
+        )
+
+
 # -- :MiniMeMode ----------------------------------------------------------------------------------
 
 

@@ -5,7 +5,8 @@ Its sessions start in mode ``auto`` (modes ``auto``, ``default``, ``plan``) with
 options: ``model`` (a select: ``fast``, ``smart``) and ``web`` (a boolean). Environment:
 
 - ``MODES_LOG``: a file that gets one JSON line per message received (what crossed the wire);
-- ``MODES_OFFER=none``: sessions offer neither modes nor options.
+- ``MODES_OFFER=none``: sessions offer neither modes nor options;
+- ``MODES_SET_MODE=mute``: ``session/set_mode`` is never answered.
 
 A prompt's text says what the turn does:
 
@@ -122,6 +123,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if session is None:
         raise LookupError("unknown session")
     if method == "session/set_mode":
+        if os.environ.get("MODES_SET_MODE") == "mute":
+            return None
         if params.get("modeId") not in [m["id"] for m in MODES]:
             raise LookupError(f"no mode {params.get('modeId')}")
         session.mode = params["modeId"]

@@ -9,6 +9,7 @@ Why: claude-agent-acp and codex-acp start in modes that never ask before editing
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import weakref
@@ -94,9 +95,16 @@ class SessionModes:
         if modes is not None and modes.find(wanted) is not None:
             if modes.current == wanted:
                 return
+            bound = session.client.ready_timeout  # an agent that never answers keeps no ask
             try:
-                await session.set_mode(wanted)
+                await asyncio.wait_for(session.set_mode(wanted), bound)
                 log.info("mode %s set for session %s", wanted, session.session_id)
+            except TimeoutError:
+                self._bridge.notify(
+                    f"minime: the mode {wanted!r} was not set: {agent_name(session)} did not "
+                    f"answer session/set_mode within {bound:g} s; it stays in {modes.current!r}",
+                    "warn",
+                )
             except Error as exc:
                 self._bridge.notify(f"minime: the mode {wanted!r} was not set: {exc}", "warn")
             return
