@@ -147,6 +147,17 @@ def test_an_agent_that_never_answers_set_mode_keeps_no_ask_waiting(tmp_path: Pat
         )
 
 
+def test_a_reopened_session_gets_the_setup_mode_too(tmp_path: Path) -> None:
+    with modes_editor(tmp_path, mode="default") as ed:
+        ed.lua("require('minime').load_session('stored-7')")
+        ed.wait_done()
+        wait_title(ed, "mode: Ask")
+        sent = wire(tmp_path, "session/set_mode")
+        assert sent == [{"sessionId": "stored-7", "modeId": "default"}]
+        _, text = ed.turn("which")
+        assert "mode is default" in text
+
+
 # -- :MiniMeMode ----------------------------------------------------------------------------------
 
 

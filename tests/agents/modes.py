@@ -79,8 +79,9 @@ def log(message: dict[str, Any]) -> None:
             handle.write(json.dumps(message) + "\n")
 
 
-def new_session() -> dict[str, Any]:
-    session = Session(f"modes-{len(sessions) + 1}")
+def new_session(session_id: str | None = None) -> dict[str, Any]:
+    """session/new, or session/load of ``session_id`` (any id: it starts afresh, in ``auto``)."""
+    session = Session(session_id or f"modes-{len(sessions) + 1}")
     sessions[session.id] = session
     if os.environ.get("MODES_OFFER") == "none":
         return {"sessionId": session.id}
@@ -117,9 +118,14 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     session = sessions.get(params.get("sessionId", ""))
     if method == "initialize":
         info = {"name": "modes-agent", "version": "1.0"}
-        return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": [], "agentInfo": info}
+        caps = {"loadSession": True}
+        return {"protocolVersion": 1, "agentCapabilities": caps, "agentInfo": info}
     if method == "session/new":
         return new_session()
+    if method == "session/load":
+        answer = new_session(params.get("sessionId"))
+        answer.pop("sessionId")
+        return answer
     if session is None:
         raise LookupError("unknown session")
     if method == "session/set_mode":
