@@ -30,6 +30,24 @@ end, { desc = "Reopen the last turn's float" })
 cmd("MiniMeSessions", function()
   require("minime").sessions()
 end, { desc = "Reopen an earlier session of the agent for this cwd" })
+cmd("MiniMeMode", function(o)
+  require("minime.modes").set_mode(o.fargs[1])
+end, {
+  nargs = "?",
+  complete = function(lead)
+    return require("minime.modes").complete_mode(lead)
+  end,
+  desc = "Set the session mode of this cwd's agent (none: pick one)",
+})
+cmd("MiniMeConfig", function(o)
+  require("minime.modes").set_config(o.fargs[1], o.fargs[2])
+end, {
+  nargs = "*",
+  complete = function(lead, line)
+    return require("minime.modes").complete_config(lead, line)
+  end,
+  desc = "Set a session config option of this cwd's agent (none: pick one)",
+})
 cmd("MiniMePermission", function()
   require("minime.ui.permission").jump()
 end, { desc = "Go to the oldest permission prompt waiting for an answer" })

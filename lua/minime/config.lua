@@ -23,6 +23,9 @@ local function defaults()
     -- Client-tool discovery. nil: what mm's agent file names (acp.clientTools.discovery), else
     -- "meta". An explicit value that conflicts with the file is a warning.
     discovery = nil,
+    -- The session mode set when a session opens (`session/set_mode`), e.g. "default" for
+    -- claude-agent-acp. nil: the agent definition's `mode`. :MiniMeMode changes it later.
+    mode = nil,
     -- Python for the host. nil: the plugin's own venv if present, else
     -- g:python3_host_prog, else python3.
     python = nil,

@@ -214,6 +214,13 @@ local function check_agent(report, failure, agent, problems)
   if agent.cmd and agent.exe then
     h.ok(("%s: %s (%s)"):format(agent.label, table.concat(agent.cmd, " "), agent.exe))
   end
+  if agent.mode then
+    h.info(
+      ('session mode "%s": set when a session opens, if the agent offers it (:MiniMeMode changes it)'):format(
+        agent.mode
+      )
+    )
+  end
   if agent.agent_file then
     check_agent_file(report, failure, agent)
   elseif agent.name == "inline" then

@@ -61,6 +61,13 @@ function M.track_agent(pid)
   require("minime.host").track(pid)
 end
 
+--- A session's modes and config options changed (nil: its session is gone).
+---@param cwd string
+---@param state? table { agent, mode, modes, config }
+function M.modes_update(cwd, state)
+  return require("minime.modes").update(cwd, state)
+end
+
 --- Offer the sessions the host found (vim.ui.select); the chosen one is reopened in `cwd`.
 ---@param cwd string
 ---@param items {session_id: string, title: string, updated_at: string}[]

@@ -1,4 +1,5 @@
---- Statusline piece: a spinner while a minime turn runs, '' otherwise.
+--- Statusline piece: a spinner while a minime turn runs, and the session mode of the current
+--- cwd when its agent has one (lua/minime/modes.lua); '' when there is neither.
 ---
 --- In 'statusline':  %{%v:lua.require'minime.status'.statusline()%}
 --- In lualine:       sections = { lualine_x = { require('minime.status').statusline } }
@@ -17,16 +18,20 @@ local function running()
   return require("minime.ui.turn").running_count()
 end
 
---- The statusline text: '' when no turn runs, else a spinner frame and "minime".
+--- The statusline text: a spinner frame and "minime" while a turn runs, then " · mode: <name>"
+--- when the current cwd's session has a mode; '' when neither.
 ---@return string
 function M.statusline()
   local n = running()
+  local modes = package.loaded["minime.modes"]
+  local mode = modes and modes.label(vim.uv.fs_realpath(vim.fn.getcwd()) or vim.fn.getcwd())
+  local tail = mode and (" · " .. mode) or ""
   if n == 0 then
-    return ""
+    return mode and ("minime" .. tail) or ""
   end
   -- The frame follows the clock, so every window's statusline shows the same one.
   local frame = M.frames[math.floor(uv.hrtime() / (M.interval * 1e6)) % #M.frames + 1]
-  return n > 1 and ("%s minime (%d)"):format(frame, n) or frame .. " minime"
+  return (n > 1 and ("%s minime (%d)"):format(frame, n) or frame .. " minime") .. tail
 end
 
 local function redraw()

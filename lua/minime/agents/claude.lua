@@ -4,6 +4,6 @@ return {
   label = "Claude Code (claude-agent-acp)",
   install = "npm install -g @agentclientprotocol/claude-agent-acp",
   cmd = { "claude-agent-acp" },
-  -- The session mode that asks before editing; applied by a later issue, not yet sent.
+  -- claude-agent-acp starts in "auto" (never asks); "default" asks before editing.
   mode = "default",
 }

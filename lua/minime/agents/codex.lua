@@ -4,6 +4,8 @@ return {
   label = "Codex (codex-acp)",
   install = "npm install -g @zed-industries/codex-acp",
   cmd = { "codex-acp" },
-  -- No session mode named yet: codex-acp's mode that asks before editing is unverified.
-  mode = nil,
+  -- codex-acp starts in a mode that edits the workspace without asking ("auto" in
+  -- @zed-industries/codex-acp, "agent" in @agentclientprotocol/codex-acp); both offer
+  -- "read-only", which asks before editing files or running commands.
+  mode = "read-only",
 }

@@ -124,7 +124,7 @@ end
 ---@field discovery? string "meta"|"request" asked for; nil: the agent file's, else "meta"
 ---@field agent_file? string mm's agent file: its acp.clientTools.discovery wins (read by the host)
 ---@field demo? table the offline demo agent stands in ({ notice, why, fix })
----@field mode? string a session mode id to set (applied by a later issue)
+---@field mode? string the session mode set when a session opens (setup's, else the definition's)
 
 --- The agent an ask in `cwd` starts. Raises the first problem as a plain message; with
 --- `opts.collect` returns every problem instead (what :checkhealth lists).
@@ -179,7 +179,18 @@ function M.resolve(cwd, opts)
     demo = { notice = "using " .. resolved.label }
   end
   resolved.demo = demo or nil
-  resolved.mode = take("mode")
+  -- setup{ mode } wins over the definition's: the session mode set when a session opens.
+  local mode = options.mode
+  if mode == nil then
+    mode = take("mode")
+  end
+  if mode ~= nil and type(mode) ~= "string" then
+    problems[#problems + 1] = {
+      message = ("mode must be a mode id (a string), got %s"):format(shown(mode)),
+    }
+    mode = nil
+  end
+  resolved.mode = mode
   -- nil: the agent file's word (agent_file), else "meta"; said so the host can tell a conflict.
   local discovery = options.discovery or take("discovery")
   if discovery ~= nil and discovery ~= "meta" and discovery ~= "request" then

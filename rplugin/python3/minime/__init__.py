@@ -28,6 +28,10 @@ _EXPORTS = {
     "Event": "model",
     "Result": "model",
     "ToolCall": "model",
+    "SessionMode": "model",
+    "SessionModes": "model",
+    "ConfigOption": "model",
+    "ConfigValue": "model",
     "ToolRequest": "model",
     "PermissionRequest": "model",
     "PermissionOption": "model",
@@ -39,6 +43,8 @@ __all__ = [
     "Agent",
     "Busy",
     "Client",
+    "ConfigOption",
+    "ConfigValue",
     "Decision",
     "Error",
     "Event",
@@ -46,6 +52,8 @@ __all__ = [
     "PermissionRequest",
     "Result",
     "Session",
+    "SessionMode",
+    "SessionModes",
     "Tool",
     "ToolCall",
     "ToolRequest",
@@ -59,10 +67,14 @@ if TYPE_CHECKING:
     from .client import Client, connect
     from .errors import Busy, Error
     from .model import (
+        ConfigOption,
+        ConfigValue,
         Event,
         PermissionOption,
         PermissionRequest,
         Result,
+        SessionMode,
+        SessionModes,
         ToolCall,
         ToolRequest,
     )

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import agent_file
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
 from .errors import Error, describe
@@ -23,6 +24,7 @@ from .permissions import PermissionCallback
 from .process import AgentProcess
 from .scopes import Opening, Scopes
 from .session import Session
+from .session_state import take_answer
 from .stored_sessions import StoredSessions, dump
 from .tool_service import ToolService
 from .tools import Tool, ToolSource
@@ -243,7 +245,7 @@ class Client(StoredSessions):
                     "which it had listed tools for in another directory"
                 )
             session_id = response.session_id
-            return self._register(session_id, cwd)
+            return self._register(session_id, cwd, response)
         finally:
             self._end_open(opening, session_id)
 
@@ -252,8 +254,9 @@ class Client(StoredSessions):
         self._scopes.end(opening, session_id)
         self.tool_service.forget(before - set(self._scopes.cwds))
 
-    def _register(self, session_id: str, cwd: str) -> Session:
+    def _register(self, session_id: str, cwd: str, answer: Any = None) -> Session:
         session = Session(self, session_id, cwd)
+        take_answer(session, answer)  # its modes and options; updates sent before it follow
         self.sessions[session_id] = session
         for update in self._scopes.take_early(session_id):
             session.on_acp_update(update)
@@ -352,6 +355,9 @@ async def connect(
         tools = tools_mod.validate(tools)  # refused before anything is spawned
     workdir = working_directory(cwd)
     argv = agent_argv(config, mm, command)
+    if not command and (callable(tools) or tools):  # mm would say why only on its stderr
+        for words in agent_file.mismatches(argv[-1], discovery):
+            log.warning("%s", words)
     client = Client(
         argv=argv,
         cwd=workdir,

@@ -8,8 +8,56 @@ from typing import Any, Literal
 import msgspec
 
 EventKind = Literal[
-    "text", "thinking", "tool_call", "tool_update", "tool_result", "plan", "done", "user"
+    "text",
+    "thinking",
+    "tool_call",
+    "tool_update",
+    "tool_result",
+    "plan",
+    "done",
+    "user",
+    "mode",
+    "config",
 ]
+
+
+class SessionMode(msgspec.Struct, kw_only=True):
+    """One of the modes an agent offers (ACP ``availableModes``)."""
+
+    id: str
+    name: str
+    description: str | None = None
+
+
+class SessionModes(msgspec.Struct, kw_only=True):
+    """The session's mode and the ones it may switch to (``currentModeId``, ``availableModes``)."""
+
+    current: str
+    available: list[SessionMode] = msgspec.field(default_factory=list)
+
+    def find(self, mode_id: str) -> SessionMode | None:
+        return next((mode for mode in self.available if mode.id == mode_id), None)
+
+
+class ConfigValue(msgspec.Struct, kw_only=True):
+    """A value a config option may take (a boolean option's are True and False)."""
+
+    value: str | bool
+    name: str
+    description: str | None = None
+    group: str | None = None
+
+
+class ConfigOption(msgspec.Struct, kw_only=True):
+    """A session config option (ACP ``configOptions``): e.g. the model, or the reasoning level."""
+
+    id: str
+    name: str
+    type: str  # "select" | "boolean"
+    current: str | bool
+    values: list[ConfigValue] = msgspec.field(default_factory=list)
+    description: str | None = None
+    category: str | None = None  # "mode", "model", "thought_level", … (UX only)
 
 
 class ToolCall(msgspec.Struct, kw_only=True):
@@ -34,6 +82,8 @@ class Event(msgspec.Struct, kw_only=True):
     entries: list[dict[str, Any]] = msgspec.field(default_factory=list)
     stop_reason: str | None = None
     usage: dict[str, Any] | None = None
+    mode: str | None = None  # "mode": the agent's current mode id now
+    config_options: list[ConfigOption] | None = None  # "config": every option as it is now
 
 
 class Result(msgspec.Struct):

@@ -8,8 +8,9 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import session_state
 from .errors import Busy, Error
-from .model import Event, Result, ToolCall
+from .model import ConfigOption, Event, Result, SessionModes, ToolCall
 from .transport import STOP_REASON_META
 from .updates import to_event
 
@@ -103,6 +104,9 @@ class Session:
         self.on_update: Callable[[Event], None] | None = None
         self._turn: Turn | None = None
         self._ending: Turn | None = None
+        # What the agent's answer to session/new (load, resume) and its updates say.
+        self.modes: SessionModes | None = None
+        self.config_options: list[ConfigOption] = []
 
     @property
     def busy(self) -> bool:
@@ -111,9 +115,10 @@ class Session:
     # -- updates from the agent ------------------------------------------------------
 
     def on_acp_update(self, update: Any) -> None:
-        event = to_event(update)
+        event = session_state.state_event(update) or to_event(update)
         if event is None:
             return
+        session_state.follow(self, event)  # mode and config: known between turns too
         turn = self._turn
         if turn is not None and turn.request is not None:
             turn.push(event)
@@ -129,6 +134,30 @@ class Session:
                 turn.fail(error)
         for task in list(self.pending_permissions):
             task.cancel()
+
+    # -- modes and config options ----------------------------------------------------------
+
+    async def set_mode(self, mode_id: str) -> None:
+        """``session/set_mode``, allowed mid-turn; a mode the agent did not offer is refused
+        (:class:`Error`) and nothing is sent."""
+        session_state.check_mode(self, mode_id)
+        rpc = self.client.rpc
+        call = lambda: rpc.set_session_mode(session_id=self.session_id, mode_id=mode_id)  # noqa: E731
+        await session_state.request(self, "session/set_mode", call)
+        session_state.mode_changed(self, mode_id)
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> list[ConfigOption]:
+        """``session/set_config_option``: a select option takes one of its values, a boolean
+        one True or False; anything else is refused (:class:`Error`) and nothing is sent.
+        Returns every option as the agent now says they are."""
+        option = session_state.check_option(self, config_id, value)
+        rpc = self.client.rpc
+        call = lambda: rpc.set_config_option(  # noqa: E731
+            config_id=config_id, session_id=self.session_id, value=value
+        )
+        response = await session_state.request(self, "session/set_config_option", call)
+        session_state.option_changed(self, option, value, response)
+        return self.config_options
 
     # -- turns --------------------------------------------------------------------------
 

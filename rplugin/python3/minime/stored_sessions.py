@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import Error, describe
+from .session_state import take_answer
 
 if TYPE_CHECKING:
     from .client import Client
@@ -59,12 +60,13 @@ class StoredSessions:
         else:
             request = self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[])
         try:
-            await self.until_ready(method, request)
+            answer = await self.until_ready(method, request)
         except BaseException:
             self.sessions.pop(session_id, None)
             self._end_open(opening, None)
             raise
         self._end_open(opening, session_id)
+        take_answer(session, answer)
         return session
 
     async def list_sessions(self: Client, cwd: str | None = None) -> list[dict[str, Any]]:

@@ -34,8 +34,15 @@ function M.visible(t)
   return t.win ~= nil
 end
 
---- The float's config: centered (the `window` option as it is now), its title the cwd, its
---- footer the turn's state.
+--- " · mode: <name>" when the session has a mode (lua/minime/modes.lua), else "".
+local function mode_part(cwd)
+  local modes = package.loaded["minime.modes"]
+  local label = modes and modes.label(cwd)
+  return label and (" · " .. label) or ""
+end
+
+--- The float's config: centered, its title the cwd (and the session's mode), its footer the
+--- turn's state.
 ---@param t minime.turn.Turn
 function M.config(t)
   local c = config.options.window
@@ -56,7 +63,7 @@ function M.config(t)
     height = c.height,
     border = c.border,
     zindex = 45,
-    title = " minime · " .. where .. " ",
+    title = " minime · " .. where .. mode_part(t.cwd) .. " ",
     footer = footer,
   })
 end

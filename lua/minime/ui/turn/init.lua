@@ -279,6 +279,15 @@ function M.get(key)
   }
 end
 
+--- Redraw the border of a turn's float (its title shows the session's mode).
+---@param key string
+function M.refresh(key)
+  local t = turns[key]
+  if t and visible(t) then
+    api.nvim_win_set_config(t.win, float.config(t, M.config))
+  end
+end
+
 --- Number of turns running now.
 ---@return integer
 function M.running_count()

@@ -43,6 +43,7 @@ class AgentPool:
         self.sessions: dict[str, Session] = {}
         self._opening: SingleFlight[str, Session] = SingleFlight()
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
+        self._told_disabled: set[str] = set()
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
@@ -108,11 +109,20 @@ class AgentPool:
         if not config:
             return list(command), wanted or "meta"
         try:
-            named = agentfile.discovery_mode(config)
+            block = agentfile.client_tools(config)
         except FileNotFoundError:
             raise Error(f"agent file not found: {config}") from None
         except Exception as exc:
             raise Error(f"cannot read the agent file {config}: {exc}") from None
+        named = agentfile.named_discovery(block)
+        if agentfile.disabled(block) and config not in self._told_disabled:
+            self._told_disabled.add(config)  # once: the file is read at every ask
+            log.warning("client tools are off in the agent file %s", config)
+            self._bridge.notify(
+                f"minime: the agent file {config} turns client tools off "
+                "(acp.clientTools.enabled: false): the agent cannot read your buffers",
+                "warn",
+            )
         mode = named or "meta"
         if wanted and wanted != mode:
             log.warning(

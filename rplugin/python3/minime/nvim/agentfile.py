@@ -1,26 +1,8 @@
-"""What the plugin reads of mm's agent file: the discovery mode it imposes on clients."""
+"""What the plugin reads of mm's agent file (the library's minime.agent_file): whether it
+gives clients tools, and the discovery mode it imposes on them."""
 
 from __future__ import annotations
 
-from typing import Any
+from ..agent_file import client_tools, disabled, named_discovery, read
 
-import msgspec
-
-
-def read(path: str) -> dict[str, Any]:
-    with open(path, "rb") as handle:
-        data = msgspec.yaml.decode(handle.read())
-    return data if isinstance(data, dict) else {}
-
-
-def client_tools(path: str) -> dict[str, Any]:
-    """The ``acp.clientTools`` block, or ``{}``."""
-    acp = read(path).get("acp")
-    block = acp.get("clientTools") if isinstance(acp, dict) else None
-    return block if isinstance(block, dict) else {}
-
-
-def discovery_mode(path: str) -> str | None:
-    """The mode the file names, or None when it names none (mm then uses ``meta``)."""
-    mode = client_tools(path).get("discovery")
-    return mode if mode in ("meta", "request") else None
+__all__ = ["client_tools", "disabled", "named_discovery", "read"]

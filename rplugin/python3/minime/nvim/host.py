@@ -28,6 +28,7 @@ from .lua_tools import LuaTools
 from .prompts import Prompts
 from .render import Renderer, to_lua
 from .ring_log import LOG_LINES, RingLog
+from .session_modes import SessionModes
 from .session_reopen import SessionReopener
 from .wire_text import clean
 
@@ -60,8 +61,15 @@ class Host:
         self.pool = AgentPool(
             self.bridge, self.tools.source, self.ask_permission, self.stderr_lines.append
         )
+        self.modes = SessionModes(self.bridge, self.pool.sessions.get)
         self.reopener = SessionReopener(
-            self.pool, self.bridge, self.render, self._fail, self._accept, self._take_tool_ctx
+            self.pool,
+            self.bridge,
+            self.render,
+            self._fail,
+            self._accept,
+            self._take_tool_ctx,
+            self.modes,
         )
         self.renderer: Renderer | None = None
         handler = RingLog(self.log_lines)
@@ -142,6 +150,7 @@ class Host:
         except Error as exc:
             self._fail(cwd, str(exc))
             return
+        await self.modes.opened(cwd, session, ask.mode)  # before its first prompt
         if cwd in self._cancelled_start:  # :MiniMeCancel while the agent was starting
             self._cancelled_start.discard(cwd)
             self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
@@ -151,6 +160,8 @@ class Host:
     async def _run_turn(self, session: Session, cwd: str, prompt: str) -> None:
         try:
             async for event in session.stream(prompt):
+                if self.modes.follow(cwd, session, event):
+                    continue
                 item = to_lua(event)
                 if isinstance(item, events.Done):
                     item.session_id = session.session_id
@@ -194,9 +205,12 @@ class Host:
             if session.busy:
                 await session.cancel()
             session.client.forget(session)
+            self.modes.publish(cwd, None)
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
     async def op_stop(self, stop: ops.Stop) -> None:
+        for cwd in list(self.pool.sessions):
+            self.modes.publish(cwd, None)
         await self.pool.close_all()
         if not stop.quiet:
             self.notify_user("minime: agent stopped", "info")
@@ -206,6 +220,12 @@ class Host:
 
     async def op_load_session(self, payload: ops.LoadSession) -> None:
         await self.reopener.load(payload)
+
+    async def op_mode(self, payload: ops.SetMode) -> None:
+        await self.modes.set_mode(payload)
+
+    async def op_config(self, payload: ops.SetConfig) -> None:
+        await self.modes.set_config(payload)
 
     # -- permissions ----------------------------------------------------------------------
 

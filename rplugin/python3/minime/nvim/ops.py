@@ -99,6 +99,21 @@ class LoadSession(AgentOp, kw_only=True):
     title: str | None = None
 
 
+class SetMode(Op, kw_only=True):
+    """:MiniMeMode: the mode ``mode_id`` for the session of ``cwd`` (lua/minime/modes.lua)."""
+
+    cwd: str
+    mode_id: str
+
+
+class SetConfig(Op, kw_only=True):
+    """:MiniMeConfig: option ``config_id`` set to ``value`` for the session of ``cwd``."""
+
+    cwd: str
+    config_id: str
+    value: str | bool
+
+
 class PermissionAnswer(Op, kw_only=True):
     """The user's answer to prompt ``id``: an option, or none (rejected); ``remember`` keeps it
     for the session."""
@@ -126,6 +141,8 @@ OPS: dict[str, type[Op]] = {
     "log": Log,
     "sessions": Sessions,
     "load_session": LoadSession,
+    "mode": SetMode,
+    "config": SetConfig,
     "permission_answer": PermissionAnswer,
     "tool_result": ToolResult,
 }

@@ -15,6 +15,7 @@ from . import events, ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
 from .render import to_lua
+from .session_modes import SessionModes
 from .wire_text import clean
 
 log = logging.getLogger("minime")
@@ -33,6 +34,7 @@ class SessionReopener:
         fail: Callable[[str, str, str], None],
         accept: Callable[[str, ops.AgentOp, str], bool],
         take_tool_ctx: Callable[[str, ops.AgentOp], None],
+        modes: SessionModes,
     ) -> None:
         self._pool = pool
         self._bridge = bridge
@@ -40,6 +42,7 @@ class SessionReopener:
         self._fail = fail
         self._accept = accept
         self._take_tool_ctx = take_tool_ctx
+        self._modes = modes
 
     async def list(self, payload: ops.Sessions) -> None:
         """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
@@ -105,8 +108,13 @@ class SessionReopener:
         render = self._render
         render(cwd, events.Begin(prompt=prompt, cwd=cwd, session_id=clean(session_id)))
 
+        holder: list[Any] = []
+
         def replayed(event: Any) -> None:
-            render(cwd, to_lua(event))
+            if holder and self._modes.follow(cwd, holder[0], event):
+                return
+            if event.kind not in ("mode", "config"):
+                render(cwd, to_lua(event))
 
         try:
             if how == "load":
@@ -117,6 +125,8 @@ class SessionReopener:
             self._fail(cwd, str(exc), session_id)
             return
         self._pool.adopt(cwd, session, current)
+        holder.append(session)
+        await self._modes.opened(cwd, session, payload.mode)
         log.info("session %s reopened (session/%s) for %s", session_id, how, cwd)
         note = "the agent does not replay history on resume; " if how == "resume" else ""
         render(cwd, events.Notice(f"{note}the next ask here continues it"))

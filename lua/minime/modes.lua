@@ -1,0 +1,206 @@
+--- Session modes and config options, per session cwd, as the host last said they are
+--- (rplugin/python3/minime/nvim/session_modes.py calls update()); :MiniMeMode and :MiniMeConfig.
+--- Kept here so the turn float's title, the statusline and the commands' completion read them
+--- at once, without asking the host.
+local M = {}
+
+---@class minime.modes.State
+---@field agent string how messages name the agent
+---@field mode? string the current mode's id
+---@field modes {id: string, name: string, description?: string}[]
+---@field config {id: string, name: string, type: string, current: string|boolean,
+---  values: {value: string|boolean, name: string, description?: string}[]}[]
+
+---@type table<string, minime.modes.State>
+local states = {}
+
+local function key(cwd)
+  return vim.uv.fs_realpath(cwd) or cwd
+end
+
+local function notify(message, level)
+  vim.notify("minime: " .. message, vim.log.levels[level or "WARN"])
+end
+
+--- Called by the host: the state of the session in `cwd` (nil: it has none any more).
+---@param cwd string
+---@param state? minime.modes.State
+function M.update(cwd, state)
+  states[cwd] = type(state) == "table" and state or nil
+  local turn = package.loaded["minime.ui.turn"]
+  if turn and turn.refresh then
+    turn.refresh(cwd)
+  end
+  pcall(vim.cmd, "redrawstatus!")
+end
+
+--- The state of the session in `cwd` (default: the current one), or nil.
+---@param cwd? string
+---@return minime.modes.State?
+function M.get(cwd)
+  return states[key(cwd or vim.fn.getcwd())]
+end
+
+--- "mode: <name>" of the session in `cwd`, or nil when it has no mode.
+---@param cwd string
+---@return string?
+function M.label(cwd)
+  local state = states[cwd] or states[key(cwd)]
+  if not state or not state.mode then
+    return nil
+  end
+  for _, mode in ipairs(state.modes or {}) do
+    if mode.id == state.mode then
+      return "mode: " .. mode.name
+    end
+  end
+  return "mode: " .. state.mode
+end
+
+--- The state, or nil after saying plainly why there is none.
+local function session_state(command)
+  local cwd = vim.fn.getcwd()
+  local state = M.get(cwd)
+  if not state then
+    notify(("no session in %s yet: :MiniMeAsk starts one, then %s"):format(cwd, command))
+  end
+  return state, cwd
+end
+
+local function send(op, payload)
+  local ok, err = pcall(require("minime.host").notify, op, payload)
+  if not ok then
+    notify(tostring(err), "ERROR")
+  end
+end
+
+--- :MiniMeMode [id]: set the mode of this cwd's session; without an id, pick one.
+---@param id? string
+function M.set_mode(id)
+  local state, cwd = session_state(":MiniMeMode")
+  if not state then
+    return
+  end
+  if id and id ~= "" then
+    send("mode", { cwd = cwd, mode_id = id }) -- the host refuses a mode not offered
+    return
+  end
+  if #(state.modes or {}) == 0 then
+    notify(("%s offers no session modes"):format(state.agent))
+    return
+  end
+  vim.ui.select(state.modes, {
+    prompt = "Session mode:",
+    kind = "minime.mode",
+    format_item = function(mode)
+      local mark = mode.id == state.mode and "● " or "  "
+      return mark .. mode.name .. (mode.description and (" — " .. mode.description) or "")
+    end,
+  }, function(mode)
+    if mode then
+      send("mode", { cwd = cwd, mode_id = mode.id })
+    end
+  end)
+end
+
+local function find_option(state, id)
+  for _, option in ipairs(state.config or {}) do
+    if option.id == id then
+      return option
+    end
+  end
+end
+
+local function pick_value(cwd, option)
+  vim.ui.select(option.values or {}, {
+    prompt = option.name .. ":",
+    kind = "minime.config_value",
+    format_item = function(v)
+      local mark = v.value == option.current and "● " or "  "
+      return mark .. v.name .. (v.description and (" — " .. v.description) or "")
+    end,
+  }, function(v)
+    if v then
+      send("config", { cwd = cwd, config_id = option.id, value = v.value })
+    end
+  end)
+end
+
+--- :MiniMeConfig [id [value]]: set a config option of this cwd's session; pick what is missing.
+---@param id? string
+---@param value? string
+function M.set_config(id, value)
+  local state, cwd = session_state(":MiniMeConfig")
+  if not state then
+    return
+  end
+  if id and value then
+    send("config", { cwd = cwd, config_id = id, value = value }) -- the host checks both
+    return
+  end
+  if #(state.config or {}) == 0 then
+    notify(("%s offers no config options"):format(state.agent))
+    return
+  end
+  if id then
+    local option = find_option(state, id)
+    if option then
+      pick_value(cwd, option)
+    else
+      send("config", { cwd = cwd, config_id = id, value = "" }) -- refused, naming the options
+    end
+    return
+  end
+  vim.ui.select(state.config, {
+    prompt = "Config option:",
+    kind = "minime.config",
+    format_item = function(option)
+      return ("%s (%s): %s"):format(option.name, option.id, tostring(option.current))
+    end,
+  }, function(option)
+    if option then
+      pick_value(cwd, option)
+    end
+  end)
+end
+
+local function matching(items, lead)
+  return vim.tbl_filter(function(item)
+    return vim.startswith(item, lead)
+  end, items)
+end
+
+--- Completion of :MiniMeMode: the modes of this cwd's session.
+function M.complete_mode(lead)
+  local state = M.get()
+  local ids = vim.tbl_map(function(mode)
+    return mode.id
+  end, state and state.modes or {})
+  return matching(ids, lead)
+end
+
+--- Completion of :MiniMeConfig: an option's id, then its values.
+function M.complete_config(lead, line)
+  local state = M.get()
+  if not state then
+    return {}
+  end
+  local words = vim.split(vim.trim(line:sub(1, #line - #lead)), "%s+")
+  if #words <= 1 then
+    return matching(
+      vim.tbl_map(function(option)
+        return option.id
+      end, state.config or {}),
+      lead
+    )
+  end
+  local option = find_option(state, words[2])
+  local values = option
+      and vim.tbl_map(function(v)
+        return tostring(v.value)
+      end, option.values or {})
+    or {}
+  return #words == 2 and matching(values, lead) or {}
+end
+
+return M

@@ -1,0 +1,174 @@
+"""Session modes and config options in the editor: the mode the user chose (``setup{ mode }``
+or the agent's definition) applied when a session opens, :MiniMeMode and :MiniMeConfig, and
+what Lua shows (lua/minime/modes.lua: the float's title, the statusline, the commands'
+completion) kept as the agent says it is.
+
+Why: claude-agent-acp and codex-acp start in modes that never ask before editing; without
+``session/set_mode`` the permission prompt never appears.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ..errors import Error
+from ..model import Event
+from ..session import Session
+from ..session_state import agent_name
+from . import ops
+from .bridge import NvimBridge
+from .wire_text import clean_all
+
+log = logging.getLogger("minime")
+
+
+def state_of(session: Session) -> dict[str, Any]:
+    """What Lua keeps of a session: its agent, mode, modes and config options."""
+    modes = session.modes
+    state = {
+        "agent": agent_name(session),
+        "mode": modes.current if modes else None,
+        "modes": msgspec.to_builtins(modes.available) if modes else [],
+        "config": msgspec.to_builtins(session.config_options),
+    }
+    return clean_all(_without_none(state), 0)
+
+
+def _without_none(value: Any) -> Any:
+    """None fields left out: in Lua they would be vim.NIL, not nil."""
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
+class SessionModes:
+    """``sessions(cwd)`` is the session open in ``cwd``, or None."""
+
+    def __init__(self, bridge: NvimBridge, sessions: Callable[[str], Session | None]) -> None:
+        self._bridge = bridge
+        self._sessions = sessions
+        self._opened: weakref.WeakSet[Session] = weakref.WeakSet()
+        self._warned: set[tuple[str, str]] = set()
+
+    # -- what Lua shows ---------------------------------------------------------------------
+
+    def publish(self, cwd: str, session: Session | None) -> None:
+        state = state_of(session) if session is not None else None
+        self._bridge.lua("require('minime.rpc').modes_update(...)", cwd, state)
+
+    def follow(self, cwd: str, session: Session, event: Event) -> bool:
+        """A ``mode`` or ``config`` event (the session already follows it): shown; True."""
+        if event.kind not in ("mode", "config"):
+            return False
+        self.publish(cwd, session)
+        return True
+
+    # -- a session opens ---------------------------------------------------------------------
+
+    async def opened(self, cwd: str, session: Session, wanted: str | None) -> None:
+        """Once per session: set the wanted mode if the agent offers it (else warn, once per
+        agent and mode), show the state, and follow the agent's changes between turns."""
+        if session in self._opened:
+            return
+        self._opened.add(session)
+        if session.on_update is None:
+            session.on_update = lambda event: self._between_turns(cwd, session, event)
+        if wanted:
+            await self._apply(session, wanted)
+        self.publish(cwd, session)
+
+    def _between_turns(self, cwd: str, session: Session, event: Event) -> None:
+        self.follow(cwd, session, event)
+
+    async def _apply(self, session: Session, wanted: str) -> None:
+        modes = session.modes
+        label = agent_name(session)
+        if modes is not None and modes.find(wanted) is not None:
+            if modes.current == wanted:
+                return
+            bound = session.client.ready_timeout  # an agent that never answers keeps no ask
+            try:
+                await asyncio.wait_for(session.set_mode(wanted), bound)
+                log.info("mode %s set for session %s", wanted, session.session_id)
+            except TimeoutError:
+                self._bridge.notify(
+                    f"minime: the mode {wanted!r} was not set: {agent_name(session)} did not "
+                    f"answer session/set_mode within {bound:g} s; it stays in {modes.current!r}",
+                    "warn",
+                )
+            except Error as exc:
+                self._bridge.notify(f"minime: the mode {wanted!r} was not set: {exc}", "warn")
+            return
+        key = (label, wanted)
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        if modes is None or not modes.available:
+            why = f"{label} offers no session modes"
+        else:
+            why = f"{label} offers no mode {wanted!r}; its modes: " + ", ".join(
+                mode.id for mode in modes.available
+            )
+        log.warning("mode not set: %s", why)
+        self._bridge.notify(f"minime: mode = {wanted!r} not set: {why}", "warn")
+
+    # -- :MiniMeMode and :MiniMeConfig ---------------------------------------------------------
+
+    def _session(self, cwd: str, command: str) -> Session | None:
+        session = self._sessions(cwd)
+        if session is None or not session.client.alive:
+            self._bridge.notify(
+                f"minime: no session in {cwd} yet: :MiniMeAsk starts one, then {command}", "warn"
+            )
+            return None
+        return session
+
+    async def set_mode(self, payload: ops.SetMode) -> None:
+        cwd = os.path.realpath(payload.cwd)
+        session = self._session(cwd, ":MiniMeMode")
+        if session is None:
+            return
+        try:
+            await session.set_mode(payload.mode_id)
+        except Error as exc:
+            self._bridge.notify(f"minime: {exc}", "error")
+            return
+        self.publish(cwd, session)
+        mode = session.modes.find(payload.mode_id) if session.modes else None
+        name = mode.name if mode is not None else payload.mode_id
+        self._bridge.notify(f"minime: mode {name} ({payload.mode_id}) in {cwd}", "info")
+
+    async def set_config(self, payload: ops.SetConfig) -> None:
+        cwd = os.path.realpath(payload.cwd)
+        session = self._session(cwd, ":MiniMeConfig")
+        if session is None:
+            return
+        value = _typed(session, payload.config_id, payload.value)
+        try:
+            await session.set_config_option(payload.config_id, value)
+        except Error as exc:
+            self._bridge.notify(f"minime: {exc}", "error")
+            return
+        self.publish(cwd, session)
+        shown = str(value).lower() if isinstance(value, bool) else value
+        self._bridge.notify(f"minime: {payload.config_id} = {shown} in {cwd}", "info")
+
+
+_BOOLEANS = {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}
+
+
+def _typed(session: Session, config_id: str, value: str | bool) -> str | bool:
+    """A boolean option's value typed as a word (``on``, ``false``…) as the bool it means."""
+    option = next((o for o in session.config_options if o.id == config_id), None)
+    if option is not None and option.type == "boolean" and isinstance(value, str):
+        return _BOOLEANS.get(value.lower(), value)
+    return value

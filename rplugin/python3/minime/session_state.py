@@ -1,0 +1,163 @@
+"""A session's modes and config options (ACP ``modes`` / ``configOptions``): read from the
+agent's answers and updates, and changed with ``session/set_mode`` / ``set_config_option``.
+
+Agents start in a mode of their own (claude-agent-acp ``auto``, codex-acp an "auto" preset)
+that never asks before editing; choosing the mode is how a client gets asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import Error, describe
+from .model import ConfigOption, ConfigValue, Event, SessionMode, SessionModes
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+def modes_of(model: Any) -> SessionModes | None:
+    """The ``modes`` of a session/new, load or resume answer (an SDK model), or None."""
+    if model is None:
+        return None
+    available = [
+        SessionMode(id=mode.id, name=mode.name or mode.id, description=mode.description)
+        for mode in model.available_modes or []
+    ]
+    return SessionModes(current=model.current_mode_id, available=available)
+
+
+def _values(option: Any) -> list[ConfigValue]:
+    if option.type == "boolean":
+        return [ConfigValue(value=True, name="on"), ConfigValue(value=False, name="off")]
+    values = []
+    for item in option.options or []:
+        inner = getattr(item, "options", None)
+        if inner is not None:  # a group of values
+            values += [
+                ConfigValue(value=v.value, name=v.name, description=v.description, group=item.name)
+                for v in inner
+            ]
+        else:
+            values.append(
+                ConfigValue(value=item.value, name=item.name, description=item.description)
+            )
+    return values
+
+
+def options_of(models: list[Any] | None) -> list[ConfigOption]:
+    """The ``configOptions`` of an answer or update (SDK models) as the library's Structs."""
+    options = []
+    for option in models or []:
+        category = option.category if isinstance(option.category, str) else None
+        options.append(
+            ConfigOption(
+                id=option.id,
+                name=option.name or option.id,
+                type=option.type,
+                current=option.current_value,
+                values=_values(option),
+                description=option.description,
+                category=category,
+            )
+        )
+    return options
+
+
+def state_event(update: Any) -> Event | None:
+    """The event of a ``current_mode_update`` or ``config_option_update``; else None."""
+    kind = getattr(update, "session_update", None)
+    if kind == "current_mode_update":
+        return Event(kind="mode", mode=update.current_mode_id)
+    if kind == "config_option_update":
+        return Event(kind="config", config_options=options_of(update.config_options))
+    return None
+
+
+def take_answer(session: Session, response: Any) -> None:
+    """What a session/new, load or resume answer says of the session's modes and options."""
+    session.modes = modes_of(getattr(response, "modes", None))
+    session.config_options = options_of(getattr(response, "config_options", None))
+
+
+def follow(session: Session, event: Event) -> None:
+    """Keep the session's state as a ``mode`` or ``config`` event says it now is."""
+    if event.kind == "mode" and event.mode is not None:
+        if session.modes is not None:
+            session.modes.current = event.mode
+        else:  # announced without a list: known by its id only
+            session.modes = SessionModes(current=event.mode, available=[])
+    elif event.kind == "config" and event.config_options is not None:
+        session.config_options = event.config_options
+
+
+def agent_name(session: Session) -> str:
+    """How messages name the agent: its own name (initialize's agentInfo), else its binary."""
+    client = session.client
+    info = client.agent_info or {}
+    return str(info.get("title") or info.get("name") or client.label)
+
+
+def _offered(session: Session) -> str:
+    modes = session.modes
+    return ", ".join(mode.id for mode in modes.available) if modes else ""
+
+
+def check_mode(session: Session, mode_id: str) -> None:
+    """Refuse, in plain words, a mode the agent did not offer."""
+    label = agent_name(session)
+    if session.modes is None or not session.modes.available:
+        raise Error(f"{label} offers no session modes")
+    if session.modes.find(mode_id) is None:
+        raise Error(f"{label} offers no mode {mode_id!r}; its modes: {_offered(session)}")
+
+
+def check_option(session: Session, config_id: str, value: str | bool) -> ConfigOption:
+    """The option ``config_id``, if ``value`` is one of its values; else a plain Error."""
+    label = agent_name(session)
+    option = next((o for o in session.config_options if o.id == config_id), None)
+    if option is None:
+        known = ", ".join(o.id for o in session.config_options)
+        offered = f"; its options: {known}" if known else " (it offers none)"
+        raise Error(f"{label} has no config option {config_id!r}{offered}")
+    allowed = [v.value for v in option.values]
+    if option.type == "boolean" and not isinstance(value, bool):
+        raise Error(f"config option {config_id!r} is on or off (true or false), not {value!r}")
+    if option.type != "boolean" and (isinstance(value, bool) or value not in allowed):
+        listed = ", ".join(str(v) for v in allowed)
+        raise Error(f"config option {config_id!r} has no value {value!r}; its values: {listed}")
+    return option
+
+
+async def request(session: Session, method: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    """Make one request of ``session``; any failure as an :class:`Error` in plain words."""
+    client = session.client
+    client._check_alive()
+    try:
+        return await call()
+    except Exception as exc:
+        if isinstance(exc, ConnectionError) or not client.alive:
+            raise await client.death_or(exc) from None
+        raise Error(f"{method} failed: {describe(exc)}{client._stderr_hint()}") from None
+
+
+def mode_changed(session: Session, mode_id: str) -> None:
+    """After set_mode: the new mode, and the "mode" config option (if any) agrees."""
+    follow(session, Event(kind="mode", mode=mode_id))
+    for option in session.config_options:
+        if option.category == "mode" and any(v.value == mode_id for v in option.values):
+            option.current = mode_id
+
+
+def option_changed(session: Session, option: ConfigOption, value: str | bool, answer: Any) -> None:
+    """After set_config_option: the options as the answer lists them (else the value set),
+    and the mode, when the option is the agent's "mode" one."""
+    options = options_of(getattr(answer, "config_options", None))
+    if options:
+        session.config_options = options
+    else:
+        option.current = value
+    modes = session.modes
+    if option.category == "mode" and isinstance(value, str) and modes and modes.find(value):
+        modes.current = value
