@@ -139,6 +139,32 @@ def test_markdown_highlighting_none_while_streaming_treesitter_when_done(nvim):
     assert nvim.exec_lua("return vim.b[...].minime", buf) == "turn"
 
 
+def test_a_long_answer_is_highlighted_once_parsed_in_slices(nvim):
+    """Started at once, the highlighter parsed and queried a 160 KB answer in steps of
+    45-110 ms (the editor frozen each time); the answer is now parsed in slices first."""
+    ts_active = "return vim.treesitter.highlighter.active[...] ~= nil"
+    paragraph = "Some *text* with `code` and a [link](x).\n" * 10 + "\n"
+    apply(nvim, begin(), text("# Title\n\n" + paragraph * 500), text("```lua\nlocal x\n```\n"))
+    buf = get(nvim)["buf"]
+    apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
+    wait_for(lambda: nvim.exec_lua(ts_active, buf), timeout=30, message="highlighting")
+    assert nvim.exec_lua("return vim.bo[...].syntax", buf) == ""
+
+
+def test_an_answer_with_a_huge_paragraph_stays_plain(nvim):
+    """markdown's injection query takes one step per paragraph: a 160 KB paragraph held the
+    editor 105-155 ms. Past MAX_PARAGRAPH_BYTES the answer is not highlighted (nor regex)."""
+    limit = nvim.exec_lua("return require('minime.ui.turn.buffer').MAX_PARAGRAPH_BYTES")
+    ts_active = "return vim.treesitter.highlighter.active[...] ~= nil"
+    apply(nvim, begin(), text("short first\n\n" + "word " * (limit // 5 + 10)))
+    buf = get(nvim)["buf"]
+    apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
+    assert nvim.exec_lua(ts_active, buf) is False
+    assert nvim.exec_lua("return vim.bo[...].syntax", buf) == ""
+    pending = "return require('minime.ui.turn.buffer').by_buf[...].highlighting ~= nil"
+    assert nvim.exec_lua(pending, buf) is False, "no parse left running to start it later"
+
+
 def test_text_chunks_split_lines_anywhere(nvim):
     apply(nvim, begin(), text("Hel"), text("lo\nwor"))
     apply(nvim, text("ld\n\n- a"))

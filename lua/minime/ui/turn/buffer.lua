@@ -112,15 +112,57 @@ end
 --- Without a markdown parser, the regex syntax comes on when the turn is done.
 ---@param t minime.turn.Turn
 ---@param on boolean
+---
+--- markdown_inline's own injections (html tags, combined: a scan of the whole inline tree in
+--- one step, 90-130 ms at 160 KB, nothing the float needs) are left out of its parser.
+--- The highlighter starts once the whole answer is parsed, off the main loop's critical path:
+--- started at once, its redraws parsed and queried the answer in steps of 45-110 ms (a
+--- 160 KB answer, bench/plugin.py `probe_max_at_end_of_turn_ui`); a parse with a callback
+--- runs in slices of a few ms, and the highlighter then finds the trees it needs.
+local NO_INLINE_INJECTIONS = { injections = { markdown_inline = "" } }
+
+-- markdown's injection query spends ~0.7 ms per KB of one paragraph in a single step (a 160 KB
+-- paragraph: 105-155 ms): an answer with a paragraph longer than this stays plain.
+M.MAX_PARAGRAPH_BYTES = 16 * 1024
+
+local function longest_paragraph(buf)
+  local longest, run = 0, 0
+  for _, line in ipairs(api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    run = line:find("%S") and run + #line + 1 or 0
+    if run > longest then
+      longest = run
+    end
+  end
+  return longest
+end
+
 function M.highlight(t, on)
   local buf = t.buf
   local active = vim.treesitter.highlighter.active[buf] ~= nil
   if on then
-    if not active and not pcall(vim.treesitter.start, buf, "markdown") then
-      vim.bo[buf].syntax = "markdown"
+    if active or t.highlighting or longest_paragraph(buf) > M.MAX_PARAGRAPH_BYTES then
+      return
     end
+    local ok, parser = pcall(vim.treesitter.get_parser, buf, "markdown", NO_INLINE_INJECTIONS)
+    if not ok or not parser then
+      vim.bo[buf].syntax = "markdown"
+      return
+    end
+    local token = {}
+    t.highlighting = token
+    parser:parse(true, function()
+      -- Still wanted: the same turn, buffer and end (no new turn or stream began since).
+      if t.highlighting ~= token or t.buf ~= buf or not api.nvim_buf_is_valid(buf) then
+        return
+      end
+      t.highlighting = nil
+      if vim.treesitter.highlighter.active[buf] == nil then
+        pcall(vim.treesitter.start, buf, "markdown")
+      end
+    end)
     return
   end
+  t.highlighting = nil
   if active then
     -- Stopping it fires FileType to bring back the regex syntax: 20-50 ms of sourcing
     -- markdown.vim and html.vim, only to clear it below.
