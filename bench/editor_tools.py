@@ -103,6 +103,7 @@ class Scenario:
     plugin: list[float] = field(default_factory=list)
     raw: list[float] = field(default_factory=list)
     bare: list[float] = field(default_factory=list)
+    raw_cpu: list[float] = field(default_factory=list)  # Neovim main-thread CPU ms per call
     answer: Any = None
 
     @property
@@ -169,6 +170,13 @@ def run_plugin(nvim: Any, work: Path, sc: Scenario, turn: int, n: int) -> None:
         raise RuntimeError(f"{sc.label}: the tool failed: {sc.answer!r}")
 
 
+def main_thread_cpu_ns(nvim: Any) -> int:
+    """Time Neovim's main thread (where Lua runs) spent on a CPU: /proc/PID/schedstat."""
+    pid = nvim.call("getpid")
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
 def run_raw(nvim: Any, work: Path, sc: Scenario, n: int) -> None:
     ctx = nvim.exec_lua("return require('minime.config').tool_ctx(...)", str(work))
     ctx["cwd"] = str(work)
@@ -176,10 +184,13 @@ def run_raw(nvim: Any, work: Path, sc: Scenario, n: int) -> None:
     clock = time.perf_counter
     for _ in range(sc.warmup):
         nvim.exec_lua(code, sc.tool, sc.args, ctx)
+    cpu0 = main_thread_cpu_ns(nvim)
     for _ in range(n):
         t0 = clock()
         answer = nvim.exec_lua(code, sc.tool, sc.args, ctx)
         sc.raw.append((clock() - t0) * 1e3)
+    # On a shared machine the wall time swings 2x with the load; CPU time hardly does.
+    sc.raw_cpu.append((main_thread_cpu_ns(nvim) - cpu0) / n / 1e6)
     if not answer.get("ok"):
         raise RuntimeError(f"{sc.label}: raw call failed: {answer!r}")
 
@@ -213,6 +224,7 @@ def report() -> None:
             p99=sc.p("plugin", 0.99),
             raw_p50=sc.p("raw", 0.5),
             raw_p99=sc.p("raw", 0.99),
+            raw_cpu_ms=quantile(sc.raw_cpu, 0.5),
             bare_p50=sc.p("bare", 0.5),
             bare_p99=sc.p("bare", 0.99),
             baseline=sc.p("raw", 0.5) + sc.p("bare", 0.5),
