@@ -110,19 +110,18 @@ end
 --- The regex syntax (markdown.vim, which pulls in html.vim) cost 11-15 ms per redraw of a
 --- 30-line float of ordinary markdown and 20-50 ms on long lines: most of each 16 ms frame.
 --- Without a markdown parser, the regex syntax comes on when the turn is done.
----@param t minime.turn.Turn
----@param on boolean
 ---
---- markdown_inline's own injections (html tags, combined: a scan of the whole inline tree in
---- one step, 90-130 ms at 160 KB, nothing the float needs) are left out of its parser.
---- The highlighter starts once the whole answer is parsed, off the main loop's critical path:
---- started at once, its redraws parsed and queried the answer in steps of 45-110 ms (a
---- 160 KB answer, bench/plugin.py `probe_max_at_end_of_turn_ui`); a parse with a callback
---- runs in slices of a few ms, and the highlighter then finds the trees it needs.
+--- The highlighter parses what the float shows, in slices of a few ms (Neovim 0.11), but two
+--- steps are not sliced and froze the editor at the end of a 160 KB turn (bench/plugin.py
+--- `probe_max_at_end_of_turn_ui`: 60-130 ms): markdown_inline's own injections (html tags,
+--- combined: a scan of the whole inline tree, 90-130 ms; nothing the float needs) are left out
+--- of the parser, and markdown's injection query, one step per paragraph (~0.7 ms per KB),
+--- is not run on an answer with a paragraph over MAX_PARAGRAPH_BYTES: that answer stays plain.
+--- (Parsing the whole answer first, with a callback, was tried: for a 108 KB answer of
+--- ordinary markdown it delayed the colours 200-400 ms and stalled more than this.)
 local NO_INLINE_INJECTIONS = { injections = { markdown_inline = "" } }
 
--- markdown's injection query spends ~0.7 ms per KB of one paragraph in a single step (a 160 KB
--- paragraph: 105-155 ms): an answer with a paragraph longer than this stays plain.
+-- (a 160 KB paragraph: 105-155 ms in one step; 16 KB: ~12 ms)
 M.MAX_PARAGRAPH_BYTES = 16 * 1024
 
 local function longest_paragraph(buf)
@@ -136,33 +135,22 @@ local function longest_paragraph(buf)
   return longest
 end
 
+---@param t minime.turn.Turn
+---@param on boolean
 function M.highlight(t, on)
   local buf = t.buf
   local active = vim.treesitter.highlighter.active[buf] ~= nil
   if on then
-    if active or t.highlighting or longest_paragraph(buf) > M.MAX_PARAGRAPH_BYTES then
+    if active or longest_paragraph(buf) > M.MAX_PARAGRAPH_BYTES then
       return
     end
-    local ok, parser = pcall(vim.treesitter.get_parser, buf, "markdown", NO_INLINE_INJECTIONS)
-    if not ok or not parser then
+    -- The parser first, with our options (vim.treesitter.start then finds it).
+    local ok = pcall(vim.treesitter.get_parser, buf, "markdown", NO_INLINE_INJECTIONS)
+    if not ok or not pcall(vim.treesitter.start, buf, "markdown") then
       vim.bo[buf].syntax = "markdown"
-      return
     end
-    local token = {}
-    t.highlighting = token
-    parser:parse(true, function()
-      -- Still wanted: the same turn, buffer and end (no new turn or stream began since).
-      if t.highlighting ~= token or t.buf ~= buf or not api.nvim_buf_is_valid(buf) then
-        return
-      end
-      t.highlighting = nil
-      if vim.treesitter.highlighter.active[buf] == nil then
-        pcall(vim.treesitter.start, buf, "markdown")
-      end
-    end)
     return
   end
-  t.highlighting = nil
   if active then
     -- Stopping it fires FileType to bring back the regex syntax: 20-50 ms of sourcing
     -- markdown.vim and html.vim, only to clear it below.
