@@ -133,12 +133,14 @@ def lua_str(value: str) -> str:
 
 
 @contextlib.contextmanager
-def plugin_editor(workdir: Path, opts_lua: str, extra_lua: str = "") -> Iterator[Any]:
+def plugin_editor(
+    workdir: Path, opts_lua: str, extra_lua: str = "", args: tuple[str, ...] = ()
+) -> Iterator[Any]:
     """A headless Neovim with the plugin set up with ``opts_lua``, its cwd ``workdir``."""
     from nvim_harness import start
 
     init = f"vim.o.swapfile = false\nrequire('minime').setup({opts_lua})\n{extra_lua}"
-    with start(init, env={"MINIME_PYTHON": PYTHON}) as nvim:
+    with start(init, env={"MINIME_PYTHON": PYTHON}, args=args) as nvim:
         nvim.command(f"cd {workdir}")
         yield nvim
 

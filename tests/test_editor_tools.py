@@ -8,6 +8,7 @@ test_editor_tools_scope.py.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -729,6 +730,14 @@ def test_json_text_written_in_lua_is_the_text_the_host_would_write(
     (project / "odd.txt").write_bytes(odd)
     nvim.command("edit a.lua | edit odd.txt | edit sub/b.txt")
     nvim.command("badd ten.txt")
+    # open_buffers writes its records itself: names that need escaping, or replacing.
+    for name in (b'q"uote \\ back.txt', b"del\x7f u\\u007f \\.md", b"\xc3\xa9t\xc3\xa9 \xff.txt"):
+        (project / os.fsdecode(name)).write_bytes(b"x\n")
+        lua(
+            nvim,
+            "local b = vim.fn.bufadd(...); vim.bo[b].buflisted = true",
+            os.fsdecode(name),
+        )
     nvim.command("normal! Vj\x1b")
     lua(
         nvim,

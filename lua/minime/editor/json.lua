@@ -145,6 +145,22 @@ function encode(x, out)
   end
 end
 
+--- `s` as a JSON string, written as M.encode writes strings.
+M.string = str
+
+--- Whether `names` (field names) are in the order M.encode writes them: a tool that writes its
+--- JSON text itself (open_buffers, for speed) checks its template with this once.
+---@param names string[]
+---@return boolean
+function M.in_order(names)
+  for i = 2, #names do
+    if not (RANK[names[i - 1]] and RANK[names[i]] and RANK[names[i - 1]] < RANK[names[i]]) then
+      return false
+    end
+  end
+  return true
+end
+
 --- The JSON text of `value`.
 ---@param value any
 ---@return string

@@ -172,7 +172,7 @@ local function compile(patterns)
   if c then
     return c
   end
-  c = { literal = {}, memo = {}, memo_n = 0 }
+  c = { literal = {}, memo = {}, memo_n = 0, files = {} }
   for _, pattern in ipairs(patterns) do
     if type(pattern) == "string" and pattern ~= "" then
       for _, variant in ipairs(variants(pattern:lower())) do
@@ -217,6 +217,19 @@ local function denied(patterns, names)
   return false
 end
 
+-- Whether a file passes the deny list. Both the resolved names and the name the buffer shows:
+-- a symlink `.env -> conf/vars` is as secret as its target. The absolute paths too:
+-- `**/.ssh/**` with the cwd inside ~/.ssh.
+local function file_verdict(c, base, rel, shown, real, name)
+  return not (
+    denied_name(c, base)
+    or (rel ~= base and denied_name(c, rel))
+    or (shown ~= base and denied_name(c, shown))
+    or denied_name(c, real)
+    or (name ~= real and denied_name(c, name))
+  )
+end
+
 local Scope = {}
 Scope.__index = Scope
 
@@ -232,10 +245,21 @@ function M.new(ctx)
   if type(deny) ~= "table" then
     deny = M.DEFAULT_DENY
   end
-  return setmetatable(
-    { root = root, cwd = cwd, deny = deny, by_buf = {}, dirs = {}, denylist = compile(deny) },
-    Scope
-  )
+  local denylist = compile(deny)
+  local files = denylist.files[root]
+  if not files then
+    files = { n = 0 }
+    denylist.files[root] = files
+  end
+  return setmetatable({
+    root = root,
+    cwd = cwd,
+    deny = deny,
+    by_buf = {},
+    dirs = {},
+    denylist = denylist,
+    files = files, -- name -> { dir, real, rel } (see Scope:file)
+  }, Scope)
 end
 
 --- The path of `real` relative to the root, or nil when it is not strictly under the root.
@@ -290,9 +314,29 @@ function Scope:file(name)
         if not d.rel then
           return nil
         end
+        -- What follows is a pure function of the name, the directory's real path, the root
+        -- and the deny list: remembered across calls (open_buffers asks the same names each
+        -- time), checked against the directory's real path resolved in this call.
+        local files = self.files
+        local known = files[name]
+        if known and known.dir == d.real then
+          return known.real or nil, known.rel or nil
+        end
         real = (d.real == "/" and "" or d.real) .. "/" .. last
         rel = d.rel == "" and last or d.rel .. "/" .. last
         base, shown = last, last
+        local verdict = file_verdict(self.denylist, base, rel, shown, real, name)
+        if files.n >= MEMO_MAX then
+          files = { n = 0 }
+          self.denylist.files[self.root] = files
+          self.files = files
+        end
+        files.n = files.n + 1
+        files[name] = { dir = d.real, real = verdict and real, rel = verdict and rel }
+        if not verdict then
+          return nil
+        end
+        return real, rel
       end
     end
   end
@@ -308,16 +352,7 @@ function Scope:file(name)
     end
     base, shown = basename(real), basename(name)
   end
-  -- Both the resolved names and the name the buffer shows: a symlink `.env -> conf/vars` is as
-  -- secret as its target. The absolute paths too: `**/.ssh/**` with the cwd inside ~/.ssh.
-  local c = self.denylist
-  if
-    denied_name(c, base)
-    or (rel ~= base and denied_name(c, rel))
-    or (shown ~= base and denied_name(c, shown))
-    or denied_name(c, real)
-    or (name ~= real and denied_name(c, name))
-  then
+  if not file_verdict(self.denylist, base, rel, shown, real, name) then
     return nil
   end
   return real, rel

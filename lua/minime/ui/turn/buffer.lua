@@ -110,13 +110,43 @@ end
 --- The regex syntax (markdown.vim, which pulls in html.vim) cost 11-15 ms per redraw of a
 --- 30-line float of ordinary markdown and 20-50 ms on long lines: most of each 16 ms frame.
 --- Without a markdown parser, the regex syntax comes on when the turn is done.
+---
+--- The highlighter parses what the float shows, in slices of a few ms (Neovim 0.11), but two
+--- steps are not sliced and froze the editor at the end of a 160 KB turn (bench/plugin.py
+--- `probe_max_at_end_of_turn_ui`: 60-130 ms): markdown_inline's own injections (html tags,
+--- combined: a scan of the whole inline tree, 90-130 ms; nothing the float needs) are left out
+--- of the parser, and markdown's injection query, one step per paragraph (~0.7 ms per KB),
+--- is not run on an answer with a paragraph over MAX_PARAGRAPH_BYTES: that answer stays plain.
+--- (Parsing the whole answer first, with a callback, was tried: for a 108 KB answer of
+--- ordinary markdown it delayed the colours 200-400 ms and stalled more than this.)
+local NO_INLINE_INJECTIONS = { injections = { markdown_inline = "" } }
+
+-- (a 160 KB paragraph: 105-155 ms in one step; 16 KB: ~12 ms)
+M.MAX_PARAGRAPH_BYTES = 16 * 1024
+
+local function longest_paragraph(buf)
+  local longest, run = 0, 0
+  for _, line in ipairs(api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    run = line:find("%S") and run + #line + 1 or 0
+    if run > longest then
+      longest = run
+    end
+  end
+  return longest
+end
+
 ---@param t minime.turn.Turn
 ---@param on boolean
 function M.highlight(t, on)
   local buf = t.buf
   local active = vim.treesitter.highlighter.active[buf] ~= nil
   if on then
-    if not active and not pcall(vim.treesitter.start, buf, "markdown") then
+    if active or longest_paragraph(buf) > M.MAX_PARAGRAPH_BYTES then
+      return
+    end
+    -- The parser first, with our options (vim.treesitter.start then finds it).
+    local ok = pcall(vim.treesitter.get_parser, buf, "markdown", NO_INLINE_INJECTIONS)
+    if not ok or not pcall(vim.treesitter.start, buf, "markdown") then
       vim.bo[buf].syntax = "markdown"
     end
     return
