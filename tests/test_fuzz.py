@@ -273,7 +273,7 @@ def test_editor_tools_answer_any_arguments_clearly(nvim: Any, name: str, args: A
     specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")
     source = editor_tools(call_lua, builtin_tools=specs)
     tools = {t.name: t for t in source("s1", nvim.cwd)}
-    request = ToolRequest(session_id="s1", arguments=args, cwd=nvim.cwd, tool=name)
+    request = ToolRequest(session_id="s1", arguments=args, cwd=nvim.cwd)
     answer = run_now(tools_mod.run(tools[name], request))
     text = answer["content"][0]["text"]
     assert isinstance(text, str) and text
