@@ -1,4 +1,5 @@
-"""A permission prompt never answers itself with the user's typing (lua/minime/ui/permission.lua).
+"""A permission prompt never answers itself with the user's typing (lua/minime/ui/permission.lua,
+its focus policy in permission_focus.lua).
 
 In a real headless Neovim: the float takes focus only when nobody is typing (mode, blocking
 state, last key), keys do nothing for `key_delay` seconds after it took focus, and

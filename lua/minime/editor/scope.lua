@@ -6,227 +6,42 @@
 ---   scope:buffers()        -- in-scope entries { buf, path (relative, for the model), real }
 ---   scope:find(arg_path)   -- the entry a path given by the model designates, or nil
 ---   scope:file(name)       -- real, relative path of any file name when in scope, else nil
+local deny = require("minime.editor.deny")
 local fail = require("minime.editor.args").fail
+local paths = require("minime.editor.paths")
 local sanitize = require("minime.editor.text").sanitize
 
 local uv = vim.uv or vim.loop
 local getbufvar = vim.fn.getbufvar
+local denies = deny.denies
+local join, realpath, basename = paths.join, paths.realpath, paths.basename
 
 local M = {}
 
---- Glob patterns of files never shown, matched (case-insensitively) against the basename, the
---- path relative to the working directory and the real absolute path (so `**/.ssh/**` also
---- holds when the cwd is inside ~/.ssh). A lone `*` also matches nothing (`id_rsa*` denies
---- `id_rsa`). `ctx.deny` replaces this list; to extend it, a user config can pass
---- `vim.list_extend(vim.deepcopy(DEFAULT_DENY), { ... })`.
-M.DEFAULT_DENY = {
-  ".env",
-  ".env.*",
-  "*.env",
-  ".envrc",
-  "*.pem",
-  "*.key",
-  "*.p12",
-  "*.pfx",
-  "*.jks",
-  "*.keystore",
-  "*.kdbx",
-  "*.ppk",
-  "*.asc",
-  "secring.*",
-  "id_rsa*",
-  "id_dsa*",
-  "id_ecdsa*",
-  "id_ed25519*",
-  ".netrc",
-  ".pgpass",
-  ".npmrc",
-  ".pypirc",
-  ".git-credentials",
-  ".htpasswd",
-  ".vault-token",
-  "credentials",
-  "credentials.json",
-  "secrets.y*ml",
-  "*.secret",
-  "*.tfvars",
-  "*.tfstate",
-  -- Shell and REPL histories (commands typed with tokens in them).
-  ".*history",
-  ".histfile",
-  -- Remote URLs with tokens in them.
-  "**/.git/config",
-  -- Whole directories of credentials, when the cwd is (or contains, or is inside) a home.
-  "**/.ssh/**",
-  "**/.gnupg/**",
-  "**/.aws/**",
-  "**/.docker/config.json",
-  "**/.kube/config",
-  "**/.config/gh/hosts.y*ml",
-}
+--- The deny list used when `ctx.deny` is not given (see deny.lua; config and docs name it here).
+M.DEFAULT_DENY = deny.DEFAULT_DENY
+
+--- See paths.lua (kept here: scope is where callers look for it).
+M.realpath = realpath
 
 --- The message for any path the model names that is not an in-scope buffer: the same whether
 --- the file is out of scope, denied, not open, or does not exist.
 M.NOT_OPEN = "path is not a file open in the editor under the working directory;"
   .. " call client_open_buffers for the list of open files and pass one of their paths"
 
-local function split(path)
-  local parts = {}
-  for part in path:gmatch("[^/]+") do
-    if part ~= "." then
-      parts[#parts + 1] = part
-    end
-  end
-  return parts
-end
-
-local function join(dir, rest)
-  if #rest == 0 then
-    return dir
-  end
-  return (dir == "/" and "" or dir) .. "/" .. table.concat(rest, "/")
-end
-
---- The real absolute path of `path` (absolute): symlinks and `..` resolved by the system. For a
---- file that does not exist yet (a new unsaved buffer), the nearest existing ancestor is
---- resolved and the remaining names appended; a `..` among those remaining names, or a first
---- remaining name that exists (a dangling symlink), cannot be placed safely and gives nil.
----@param path string
----@return string|nil
-function M.realpath(path)
-  if type(path) ~= "string" or path:sub(1, 1) ~= "/" then
-    return nil
-  end
-  local real = uv.fs_realpath(path)
-  if real then
-    return real
-  end
-  local parts = split(path)
-  for i = #parts - 1, 0, -1 do
-    local base = uv.fs_realpath("/" .. table.concat(parts, "/", 1, i))
-    if base then
-      local rest = { unpack(parts, i + 1) }
-      -- The first missing name exists after all: a dangling symlink (its target may be created
-      -- outside), a loop, or no permission. None of them is safe to place.
-      if uv.fs_lstat(join(base, { rest[1] })) then
-        return nil
-      end
-      for _, part in ipairs(rest) do
-        if part == ".." then
-          return nil
-        end
-      end
-      return join(base, rest)
-    end
-  end
-  return nil
-end
-
--- deny list (joined) -> { lpeg = one pattern matching any of them | nil, literal = set,
--- memo = name -> denied }. Matching is a pure function of the list and the name, so results
--- are remembered: open_buffers asks the same few thousand names on every call (an lpeg match
--- of the default list costs ~2.5 us, a lookup ~0.02 us).
-local compiled = {}
-local MEMO_MAX = 20000
-
--- vim.glob's `*` needs at least one character (Neovim 0.11): "id_rsa*" misses "id_rsa". Each
--- lone `*` outside brackets is therefore also tried as nothing (2^n variants, n capped at 4).
-local function variants(pattern)
-  local stars, depth = {}, 0
-  for i = 1, #pattern do
-    local ch = pattern:sub(i, i)
-    if ch == "[" then
-      depth = depth + 1
-    elseif ch == "]" and depth > 0 then
-      depth = depth - 1
-    elseif
-      ch == "*"
-      and depth == 0
-      and pattern:sub(i - 1, i - 1) ~= "*"
-      and pattern:sub(i + 1, i + 1) ~= "*"
-    then
-      stars[#stars + 1] = i
-    end
-  end
-  local out = { pattern }
-  if #stars > 4 then
-    return out
-  end
-  for mask = 1, 2 ^ #stars - 1 do
-    local pieces, from = {}, 1
-    for k, at in ipairs(stars) do
-      if math.floor(mask / 2 ^ (k - 1)) % 2 == 1 then
-        pieces[#pieces + 1] = pattern:sub(from, at - 1)
-        from = at + 1
-      end
-    end
-    pieces[#pieces + 1] = pattern:sub(from)
-    out[#out + 1] = table.concat(pieces)
-  end
-  return out
-end
-
-local function compile(patterns)
-  local key = table.concat(patterns, "\0")
-  local c = compiled[key]
-  if c then
-    return c
-  end
-  c = { literal = {}, memo = {}, memo_n = 0, files = {} }
-  for _, pattern in ipairs(patterns) do
-    if type(pattern) == "string" and pattern ~= "" then
-      for _, variant in ipairs(variants(pattern:lower())) do
-        local ok, lp = pcall(vim.glob.to_lpeg, variant)
-        if ok then
-          c.lpeg = c.lpeg and (c.lpeg + lp) or lp
-        else
-          -- A pattern that does not compile still denies what it spells literally (fail closed).
-          c.literal[variant] = true
-        end
-      end
-    end
-  end
-  compiled[key] = c
-  return c
-end
-
-local match = vim.lpeg.match
-
----@param c table compiled deny list
----@param name string
-local function denied_name(c, name)
-  local hit = c.memo[name]
-  if hit == nil then
-    local lower = name:lower()
-    hit = (c.literal[lower] or (c.lpeg and match(c.lpeg, lower))) and true or false
-    if c.memo_n >= MEMO_MAX then
-      c.memo, c.memo_n = {}, 0
-    end
-    c.memo[name], c.memo_n = hit, c.memo_n + 1
-  end
-  return hit
-end
-
-local function denied(patterns, names)
-  local c = compile(patterns)
-  for _, name in ipairs(names) do
-    if denied_name(c, name) then
-      return true
-    end
-  end
-  return false
-end
+-- How many files' verdicts a scope root keeps across calls before starting afresh.
+local FILES_MAX = 20000
 
 -- Whether a file passes the deny list. Both the resolved names and the name the buffer shows:
 -- a symlink `.env -> conf/vars` is as secret as its target. The absolute paths too:
 -- `**/.ssh/**` with the cwd inside ~/.ssh.
 local function file_verdict(c, base, rel, shown, real, name)
   return not (
-    denied_name(c, base)
-    or (rel ~= base and denied_name(c, rel))
-    or (shown ~= base and denied_name(c, shown))
-    or denied_name(c, real)
-    or (name ~= real and denied_name(c, name))
+    denies(c, base)
+    or (rel ~= base and denies(c, rel))
+    or (shown ~= base and denies(c, shown))
+    or denies(c, real)
+    or (name ~= real and denies(c, name))
   )
 end
 
@@ -241,11 +56,11 @@ function M.new(ctx)
   if not root then
     fail("the session's working directory is not available in the editor")
   end
-  local deny = ctx.deny
-  if type(deny) ~= "table" then
-    deny = M.DEFAULT_DENY
+  local list = ctx.deny
+  if type(list) ~= "table" then
+    list = M.DEFAULT_DENY
   end
-  local denylist = compile(deny)
+  local denylist = deny.compile(list)
   local files = denylist.files[root]
   if not files then
     files = { n = 0 }
@@ -254,7 +69,7 @@ function M.new(ctx)
   return setmetatable({
     root = root,
     cwd = cwd,
-    deny = deny,
+    deny = list,
     by_buf = {},
     dirs = {},
     denylist = denylist,
@@ -275,10 +90,6 @@ function Scope:relative(real)
 end
 
 local getftype = vim.fn.getftype
-
-local function basename(path)
-  return path:match("[^/]*$", (path:find("/[^/]*$") or 0) + 1)
-end
 
 --- Directory `dir` (absolute) resolved once per scope (one call):
 --- { real = its real path, rel = its path relative to the root ("" for the root itself, nil
@@ -326,7 +137,7 @@ function Scope:file(name)
         rel = d.rel == "" and last or d.rel .. "/" .. last
         base, shown = last, last
         local verdict = file_verdict(self.denylist, base, rel, shown, real, name)
-        if files.n >= MEMO_MAX then
+        if files.n >= FILES_MAX then
           files = { n = 0 }
           self.denylist.files[self.root] = files
           self.files = files
@@ -341,7 +152,7 @@ function Scope:file(name)
     end
   end
   if not real then
-    real = M.realpath(name)
+    real = realpath(name)
     rel = real and self:relative(real)
     if not rel then
       return nil
@@ -358,31 +169,6 @@ function Scope:file(name)
   return real, rel
 end
 
--- `text` with $VAR and ${VAR} replaced by the environment's values, as a shell would; nil when
--- one is unset or the spelling is one we do not follow (`${VAR:-x}`, `$(cmd)`, `~user`): such
--- a word may name any place.
-local function expand(text)
-  if text:find("%$[^%w_{]") or text:find("%${[^}]*[^%w_}]") or text:match("^~[^/]") then
-    return nil
-  end
-  local unknown = false
-  local out = text:gsub("%${?([%a_][%w_]*)}?", function(name)
-    local value = vim.env[name]
-    if type(value) ~= "string" or value == "" then
-      unknown = true
-      return ""
-    end
-    return value
-  end)
-  if unknown or out:find("%$") then
-    return nil
-  end
-  if out == "~" or out:sub(1, 2) == "~/" then
-    out = (uv.os_homedir() or "/") .. out:sub(2)
-  end
-  return out
-end
-
 --- Whether `text` (a path as a user typed it: relative to cwd, absolute, `~/...`, `$HOME/...`,
 --- `${VAR}/...`) names a place in scope. Used to keep outside paths out of free text we relay
 --- (quickfix titles).
@@ -390,19 +176,19 @@ function Scope:names_inside(text)
   if text:find("%z") then
     return false
   end
-  local path = expand(text)
+  local path = paths.expand(text)
   if not path then
     return false
   end
   if path:sub(1, 1) ~= "/" then
     path = join(self.root, { path })
   end
-  local real = M.realpath(path)
+  local real = realpath(path)
   local rel = real and (real == self.root and "." or self:relative(real))
   if not rel then
     return false
   end
-  return not denied(self.deny, { vim.fs.basename(real), rel, real, vim.fs.basename(text) })
+  return not deny.any(self.deny, { vim.fs.basename(real), rel, real, vim.fs.basename(text) })
 end
 
 --- The in-scope entry of buffer `buf`, or nil: a normal (buftype ""), listed buffer with a
@@ -452,7 +238,7 @@ function Scope:find(path)
     return nil
   end
   local abs = path:sub(1, 1) == "/" and path or join(self.root, { path })
-  local real = M.realpath(abs)
+  local real = realpath(abs)
   for _, entry in ipairs(self:buffers()) do
     if entry.real == real or entry.path == path then
       return entry

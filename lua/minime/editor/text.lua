@@ -5,8 +5,11 @@
 ---
 --- A file on disk is read off the main loop (libuv's thread pool, see async.lua), only when it
 --- is a regular file (a FIFO put in its place would block a read forever), at most
---- max_file_bytes of it and within read_timeout_ms: anything else is an error message.
-local async = require("minime.editor.async")
+--- max_file_bytes of it and within read_timeout_ms: anything else is an error message
+--- (file_reader.lua); it is split into lines as Neovim would (file_lines.lua). This module
+--- cuts text to the limits and picks the live buffer or the file.
+local file_lines = require("minime.editor.file_lines")
+local file_reader = require("minime.editor.file_reader")
 
 local uv = vim.uv or vim.loop
 
@@ -136,250 +139,15 @@ function M.collector(limits)
   return c
 end
 
-local CHUNK = 262144
+--- Reading files not loaded (file_reader.lua, file_lines.lua), reachable from here as before.
+M.open = file_reader.open
+M.too_large = file_reader.too_large
 
--- O_NONBLOCK: opening a FIFO for reading must not wait for a writer (fstat then refuses it).
-local OPEN_FLAGS = bit.bor(uv.constants.O_RDONLY, uv.constants.O_NONBLOCK or 0)
-
-local TIMED_OUT = {}
-
--- fs_wait: runs the libuv request `op(..., callback)` and waits for it off the main loop (at most until
--- `deadline`, uv.hrtime), or runs it synchronously outside a tool call. -> err|nil, value
-local function fs_wait(deadline, op, ...)
-  local args = { n = select("#", ...), ... }
-  if not async.can_wait() then
-    local value, err = op(unpack(args, 1, args.n))
-    return value == nil and (err or "failed") or nil, value
-  end
-  local late = false
-  return async.wait(function(done)
-    local timer = uv.new_timer()
-    timer:start(math.max(0, math.floor((deadline - uv.hrtime()) / 1e6)), 0, function()
-      late = true
-      timer:close()
-      done(TIMED_OUT)
-    end)
-    args[args.n + 1] = function(err, value)
-      if late then
-        if op == uv.fs_open and value then
-          uv.fs_close(value) -- opened after we gave up: release it
-        end
-        return
-      end
-      timer:stop()
-      timer:close()
-      done(err, value)
-    end
-    op(unpack(args, 1, args.n + 1))
-  end)
-end
-
-local function timed_out_message(limits)
-  return string.format("timed out reading it from disk (%d ms)", limits.read_timeout_ms)
-end
-
-local Reader = {}
-Reader.__index = Reader
-
---- The file at `path` opened for M.read_file: nil (no error) when it cannot be opened (a new
---- file), nil and a message when it must not be read.
----@return table|nil reader, string|nil error
-function M.open(path, limits)
-  local deadline = uv.hrtime() + limits.read_timeout_ms * 1e6
-  local err, fd = fs_wait(deadline, uv.fs_open, path, OPEN_FLAGS, 0)
-  if err == TIMED_OUT then
-    return nil, timed_out_message(limits)
-  elseif err or not fd then
-    return nil
-  end
-  local reader = setmetatable({ fd = fd, pos = 0, deadline = deadline, limits = limits }, Reader)
-  local serr, stat = fs_wait(deadline, uv.fs_fstat, fd)
-  local problem = serr == TIMED_OUT and timed_out_message(limits)
-    or serr and "cannot read it from disk"
-    or stat.type ~= "file" and string.format("not a regular file (a %s) on disk", stat.type)
-    or stat.size > limits.max_file_bytes and M.too_large(limits)
-  if problem then
-    reader:close()
-    return nil, problem
-  end
-  return reader
-end
-
-function M.too_large(limits)
-  return string.format(
-    "not loaded in the editor and too large to read beyond %d bytes",
-    limits.max_file_bytes
-  )
-end
-
---- The next `n` bytes; nil at the end; nil and a message when the read fails or goes past
---- the limits (the file may grow while it is read).
-function Reader:read(n)
-  if self.pos >= self.limits.max_file_bytes then
-    return nil, M.too_large(self.limits)
-  end
-  local err, data = fs_wait(self.deadline, uv.fs_read, self.fd, n, self.pos)
-  if err then
-    return nil, err == TIMED_OUT and timed_out_message(self.limits) or "cannot read it from disk"
-  end
-  if not data or data == "" then
-    return nil
-  end
-  self.pos = self.pos + #data
-  return data
-end
-
---- As file:seek: no argument gives the position, ("set", n) moves to n.
-function Reader:seek(whence, offset)
-  if whence == "set" then
-    self.pos = offset or 0
-  end
-  return self.pos
-end
-
-function Reader:close()
-  if self.fd then
-    uv.fs_close(self.fd, function() end)
-    self.fd = nil
-  end
-end
-
--- Neovim's 'fileformats' "unix,dos": dos when every line ends in CR LF, unix as soon as one
--- LF has no CR before it. Only asked when the first line ends in CR LF; leaves the file
--- position where it was. -> dos, err
-local function all_crlf(f)
-  local here = f:seek()
-  f:seek("set", 0)
-  local prev, dos = nil, true
-  while true do
-    local chunk, err = f:read(CHUNK)
-    if err then
-      return false, err
-    end
-    if not chunk then
-      break
-    end
-    if chunk:find("[^\r]\n") or (byte(chunk, 1) == 10 and prev ~= "\r") then
-      dos = false
-      break
-    end
-    prev = sub(chunk, -1)
-  end
-  f:seek("set", here)
-  return dos
-end
-
---- Walks the file at `path` as Neovim would split it into lines, handing lines first..last to
---- `add(raw, full)` (raw is at most a line cap's worth of bytes; stop by returning false) and
---- counting all lines. A file that cannot be opened counts as one empty line (an empty buffer);
---- one that must not be read (see M.open) gives nil and the reason.
+--- Walks the file at `path` as Neovim would split it into lines (see file_lines.read); the
+--- limits default to M.DEFAULTS.
 ---@return integer|nil total_lines, string|nil error
 function M.read_file(path, first, last, add, limits)
-  limits = limits or M.DEFAULTS
-  local f, problem = M.open(path, limits)
-  if not f then
-    if problem then
-      return nil, problem
-    end
-    if first <= 1 and last >= 1 then
-      add("", 0)
-    end
-    return 1
-  end
-  local keep_max = limits.max_line_bytes + 3
-  local lnum = 1
-  local parts, kept, len, lastbyte = {}, 0, 0, nil
-  local dos -- fileformat "dos" (see all_crlf): a CR before each LF is not part of the line
-  local file_last
-  local collecting = first <= last
-
-  local function finish(ended)
-    local s = table.concat(parts)
-    if dos and ended and lastbyte == "\r" then
-      len = len - 1
-      if #s > len then
-        s = sub(s, 1, len)
-      end
-    end
-    if add(s, len) == false then
-      collecting = false
-    end
-  end
-
-  while true do
-    local chunk, err = f:read(CHUNK)
-    if err then
-      f:close()
-      return nil, err
-    end
-    if not chunk then
-      break
-    end
-    file_last = sub(chunk, -1)
-    local pos, n = 1, #chunk
-    while pos <= n do
-      if not collecting or lnum > last then
-        -- Only counting now (a plain find loop: gsub is ~15 times slower here).
-        while true do
-          local nl = chunk:find("\n", pos, true)
-          if not nl then
-            break
-          end
-          lnum = lnum + 1
-          pos = nl + 1
-        end
-        break
-      end
-      if lnum < first and dos ~= nil then
-        -- A line before the range: only count it.
-        local nl = chunk:find("\n", pos, true)
-        if not nl then
-          break
-        end
-        lnum = lnum + 1
-        len, lastbyte = 0, nil
-        pos = nl + 1
-      else
-        local nl = chunk:find("\n", pos, true)
-        local stop = nl and nl - 1 or n
-        if stop >= pos then
-          if lnum >= first and kept < keep_max then
-            local piece = sub(chunk, pos, math.min(stop, pos + keep_max - kept - 1))
-            parts[#parts + 1] = piece
-            kept = kept + #piece
-          end
-          len = len + (stop - pos + 1)
-          lastbyte = sub(chunk, stop, stop)
-        end
-        if not nl then
-          break
-        end
-        if dos == nil then
-          local err
-          dos = len > 0 and lastbyte == "\r"
-          if dos then
-            dos, err = all_crlf(f)
-            if err then
-              f:close()
-              return nil, err
-            end
-          end
-        end
-        if lnum >= first then
-          finish(true)
-        end
-        lnum = lnum + 1
-        parts, kept, len, lastbyte = {}, 0, 0, nil
-        pos = nl + 1
-      end
-    end
-  end
-  f:close()
-  local has_tail = file_last ~= "\n" -- also true for an empty file: one empty line
-  if has_tail and collecting and lnum >= first and lnum <= last then
-    finish(false)
-  end
-  return lnum - 1 + (has_tail and 1 or 0)
+  return file_lines.read(path, first, last, add, limits or M.DEFAULTS)
 end
 
 -- real path -> { stamp, total }: counting the lines of a big file that is not loaded (a log
@@ -393,7 +161,7 @@ function M.line_count(entry, limits)
   if vim.api.nvim_buf_is_loaded(entry.buf) then
     return vim.api.nvim_buf_line_count(entry.buf)
   end
-  local stat = (vim.uv or vim.loop).fs_stat(entry.real)
+  local stat = uv.fs_stat(entry.real)
   local stamp = stat and table.concat({ stat.size, stat.mtime.sec, stat.mtime.nsec, stat.ino }, ":")
   local known = counts[entry.real]
   if stamp and known and known.stamp == stamp then

@@ -9,7 +9,7 @@
 --- exactly the six above; the note sits in the text because that is what a small model reads.
 ---
 --- A buffer not loaded is read from its file off the main loop; a file that is no regular file,
---- too large or too slow to read is an error naming the reason (see text.lua).
+--- too large or too slow to read is an error naming the reason (see file_reader.lua).
 ---
 --- Range: start_line defaults to 1 and must be within the buffer; end_line defaults to the end,
 --- may not be before start_line, and is clamped to the last line when it is past it.

@@ -12,13 +12,9 @@
 --- `on_answer(option_id, remember, reason)` is called exactly once, with nil when rejected
 --- (reason "timeout" when nobody answered); never after `close(id)` (the host answered).
 ---
---- The float never takes focus from someone typing: not in insert, command-line, terminal,
---- operator-pending, visual or select mode, nor while Neovim waits for a key, nor within
---- `idle` seconds of the last key. Then it shows without focus and says once how to answer
---- (:MiniMePermission). A float that took focus by itself ignores keys for `key_delay` seconds,
---- its footer dimmed until they work: keys already in flight do not answer it.
-local config = require("minime.config")
-local last_key = require("minime.ui.last_key")
+--- The float never takes focus from someone typing (permission_focus.lua: when it may, the key
+--- delay, the notice when it may not); a float whose keys do not work yet has its footer dimmed.
+local focus = require("minime.ui.permission_focus")
 local view = require("minime.ui.permission_view")
 local window = require("minime.ui.window")
 
@@ -29,12 +25,6 @@ local M = {}
 -- Its size and border (the float shrinks to its text): fractions (<= 1) of the editor, or
 -- cells. Its behaviour (focus, key_delay, idle) is the `permission` option, read when needed.
 local LAYOUT = { width = 0.7, height = 0.8, border = "rounded" }
-
---- The `permission` option as it is now (see :h minime-config-permission).
----@return {focus: boolean, key_delay: number, idle: number}
-local function options()
-  return config.options.permission
-end
 
 --- Errors raised by on_answer callbacks (they are also notified).
 ---@type string[]
@@ -59,36 +49,10 @@ local current
 
 local ns = api.nvim_create_namespace("minime.permission")
 
-local function now_ms()
-  return vim.uv.hrtime() / 1e6
-end
+local now_ms, live = focus.now_ms, focus.live
 
-
---- Modes in which keys go somewhere other than normal-mode commands (first letters of
---- nvim_get_mode().mode), and operator-pending ("no…").
-local busy_modes = { i = true, R = true, c = true, t = true, v = true, V = true, s = true,
-  S = true, ["\22"] = true, ["\19"] = true, r = true }
-
---- Why the float must not take focus now, or nil when it may.
----@return string?
-function M.busy()
-  local mode = api.nvim_get_mode()
-  if mode.blocking then
-    return "waiting for a key"
-  end
-  if busy_modes[mode.mode:sub(1, 1)] or mode.mode:sub(1, 2) == "no" then
-    return "mode " .. mode.mode
-  end
-  if now_ms() - last_key.ms() < (tonumber(options().idle) or 0) * 1000 then
-    return "typing"
-  end
-  return nil
-end
-
----@param p minime.permission.Prompt
-local function live(p)
-  return not p.live_at or now_ms() >= p.live_at
-end
+--- Why the float must not take focus now, or nil when it may (see permission_focus.lua).
+M.busy = focus.busy
 
 local function win_config(p, lines)
   local widest = 0
@@ -127,9 +91,13 @@ local function win_config(p, lines)
   return cfg
 end
 
-local function record(msg)
-  M.errors[#M.errors + 1] = tostring(msg)
-  vim.notify("minime: permission answer failed: " .. tostring(msg), vim.log.levels.ERROR)
+--- Keep an error in M.errors and tell the user `what` went wrong.
+---@param what string
+---@param err any
+---@param level? integer
+local function record(what, err, level)
+  M.errors[#M.errors + 1] = tostring(err)
+  vim.notify("minime: " .. what .. ": " .. tostring(err), level)
 end
 
 local function stop(timer)
@@ -172,7 +140,7 @@ local function answer(p, option_id, remember, reason)
   local answering = teardown(p)
   local ok, err = pcall(p.on_answer, option_id, remember, reason)
   if not ok then
-    record(err)
+    record("permission answer failed", err, vim.log.levels.ERROR)
   end
   -- The user was answering prompts in the float: the next one may take focus (after its delay).
   show_next(answering)
@@ -216,36 +184,6 @@ local function map_keys(p, first)
   end
 end
 
---- Keys typed in the first `key_delay` seconds after the float took focus do nothing.
----@param p minime.permission.Prompt
-local function start_delay(p)
-  local delay = (tonumber(options().key_delay) or 0) * 1000
-  if delay <= 0 then
-    return
-  end
-  p.live_at = now_ms() + delay
-  p.delay_timer = assert(vim.uv.new_timer())
-  p.delay_timer:start(math.ceil(delay), 0, vim.schedule_wrap(function()
-    p.live_at = nil -- a timer may fire a little before hrtime reaches live_at
-    if not p.done and current == p then
-      retitle()
-    end
-  end))
-end
-
---- Say once that a prompt waits, and how to answer it.
----@param p minime.permission.Prompt
-local function ring(p)
-  local title = view.str(p.req.title) ~= "" and window.oneline(p.req.title) or "a tool call"
-  if vim.fn.strchars(title) > 120 then
-    title = vim.fn.strcharpart(title, 0, 120) .. "…" -- the float shows it whole
-  end
-  vim.notify(
-    ("minime: permission asked: %s — :MiniMePermission to answer"):format(view.safe(title)),
-    vim.log.levels.WARN
-  )
-end
-
 ---@param p minime.permission.Prompt
 ---@param answering? boolean the user just answered the previous prompt in its float
 local function show(p, answering)
@@ -268,11 +206,13 @@ local function show(p, answering)
   end
 
   p.prev_win = api.nvim_get_current_win()
-  local mode = api.nvim_get_mode()
-  local enter = options().focus
-    and (answering and not mode.blocking and mode.mode == "n" or not M.busy())
+  local enter = focus.may_enter(answering)
   if enter then
-    start_delay(p)
+    focus.start_delay(p, function()
+      if not p.done and current == p then
+        retitle()
+      end
+    end)
   end
   local ok, win = pcall(api.nvim_open_win, buf, enter, win_config(p, lines))
   if not ok and enter then
@@ -285,7 +225,7 @@ local function show(p, answering)
   -- Show the options: the cursor on the first one scrolls a long diff to its end.
   pcall(api.nvim_win_set_cursor, p.win, { math.min(first + 1, #lines), 0 })
   if not enter then
-    ring(p)
+    focus.ring(p)
   end
   -- Closed some other way (:q, <C-w>c): a rejection. Scheduled: no new float in WinClosed.
   api.nvim_create_autocmd("WinClosed", {
@@ -310,8 +250,7 @@ show_next = function(answering)
     local ok, err = pcall(show, p, answering)
     if not ok then
       -- A prompt that cannot be shown must still be answered, or the agent waits forever.
-      M.errors[#M.errors + 1] = tostring(err)
-      vim.notify("minime: a permission prompt could not be shown (rejected): " .. tostring(err))
+      record("a permission prompt could not be shown (rejected)", err)
       answer(p, nil)
     end
   end
