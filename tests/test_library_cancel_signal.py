@@ -46,7 +46,9 @@ def test_cancel_request_from_mm_reaches_a_sync_handler(mm: FakeMM) -> None:
             assert text == f"client_wait -> [client tool error: {DEADLINE_ERROR}]"
             await mm.until(lambda: waiter.outcome, timeout=10, what="the handler to return")
             (wire,) = mm.sent(METHOD)
-            assert mm.answer_to(wire["id"])["error"]["code"] == -32800
+            # The handler returns on the signal before the -32800 answer reaches mm's trace.
+            answer = await mm.until(lambda: mm.answer_to(wire["id"]), what="the -32800 answer")
+            assert answer["error"]["code"] == -32800
             assert (await agent.complete("/say alive")).text == "alive"
         ((signalled, waited),) = waiter.outcome
         assert signalled and waited < 10
