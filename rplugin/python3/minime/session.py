@@ -43,6 +43,7 @@ class Turn:
 
     def push(self, event: Event) -> None:
         if self.ended.is_set():
+            log.debug("an update after its turn ended, not shown: %s", event.kind)
             return
         if event.call is not None:
             if event.kind == "tool_call" and event.call.id in self.calls:
@@ -59,11 +60,13 @@ class Turn:
             call = ToolCall(
                 id=call.id,
                 title=call.title or before.title,
-                kind=call.kind if call.kind != "other" or not before.kind else before.kind,
+                kind=call.kind or before.kind or "other",
                 status=call.status or before.status,
                 input=call.input if call.input is not None else before.input,
                 content=call.content or before.content,
             )
+        elif not call.kind:  # a first tool_call_update that names no kind: ACP's default
+            call.kind = "other"
         self.calls[call.id] = call
         return call
 
@@ -122,6 +125,10 @@ class Session:
                 self.on_update(event)
             except (Exception, SystemExit, KeyboardInterrupt):  # the caller's bug: logged, no exit
                 log.exception("on_update failed")
+        else:
+            # Between turns (codex-acp sends a cancelled turn's last tool_call_update ~10 s
+            # later): its turn is over, and no other may be drawn into.
+            log.debug("an update between turns, not shown: %s", event.kind)
 
     def fail_turn(self, error: BaseException) -> None:
         for turn in (self._turn, self._ending):

@@ -8,6 +8,9 @@ odd line cannot end the connection. It also answers ``$/cancel_request`` (which 
 not route): each incoming request's id is put in :data:`REQUEST_ID` just before the message
 goes to the SDK, whose handler task copies that context; :func:`cancellable` then files the
 task under the id, and a cancel notification cancels it, answered -32800 by the SDK itself.
+A notification that is neither ACP's ``session/update`` nor an extension (``_``-prefixed:
+those go on to ``ext_notification``) is a debug line here: the SDK would log a vendor's own
+(qwen-code's ``qwen/notify/...``) as an error with a traceback.
 A ``stopReason`` the SDK's schema does not know (a newer agent's) would fail its validation and
 lose the turn's answer: it travels under ``_meta`` (:data:`STOP_REASON_META`) instead.
 """
@@ -29,6 +32,7 @@ REQUEST_CANCELLED = -32800
 LOG_EXCERPT = 200
 
 PROMPT_METHOD = "session/prompt"
+CLIENT_NOTIFICATIONS = frozenset({"session/update"})  # the ones ACP sends a client
 STOP_REASON_META = "minime.py/stopReason"  # where an unknown stopReason is passed through
 KNOWN_STOP_REASONS = frozenset(
     {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
@@ -98,8 +102,12 @@ class LineTransport:
             if message is None:
                 self.dropped += 1
                 continue
-            if message.get("method") == CANCEL_METHOD:
+            method = message.get("method")
+            if method == CANCEL_METHOD:
                 self._cancel(message.get("params"))
+                continue
+            if _unknown_notification(message, method):
+                log.debug("ignored the agent's notification %s", method)
                 continue
             is_request = "method" in message and "id" in message
             if not is_request and message.get("id") in self._prompts:
@@ -186,6 +194,15 @@ class LineTransport:
             self._cancelled.discard(task)
             if self.running.get(request_id) is task:
                 del self.running[request_id]
+
+
+def _unknown_notification(message: dict[str, Any], method: Any) -> bool:
+    return (
+        method is not None
+        and "id" not in message
+        and method not in CLIENT_NOTIFICATIONS
+        and not method.startswith("_")
+    )
 
 
 def _pass_stop_reason(response: dict[str, Any]) -> None:
