@@ -32,6 +32,7 @@ REQUEST_CANCELLED = -32800
 LOG_EXCERPT = 200
 
 PROMPT_METHOD = "session/prompt"
+LOAD_METHOD = "session/load"
 CLIENT_NOTIFICATIONS = frozenset({"session/update"})  # the ones ACP sends a client
 STOP_REASON_META = "minime.py/stopReason"  # where an unknown stopReason is passed through
 KNOWN_STOP_REASONS = frozenset(
@@ -69,6 +70,10 @@ class LineTransport:
         self.ended = False
         self.dropped = 0  # lines ignored as not JSON-RPC (for tests and diagnostics)
         self._prompts: set[int | str] = set()  # ids of our session/prompt requests in flight
+        self._loads: dict[int | str, Any] = {}  # ids of our session/load requests: session ids
+        # Called with the session id once a session/load is answered, in order with the
+        # updates around the answer (a replay update before it, a new one after it).
+        self.on_load_answered: Callable[[Any], None] | None = None
 
     # -- outgoing -------------------------------------------------------------------------
 
@@ -78,6 +83,8 @@ class LineTransport:
             message = {**message, "error": {k: v for k, v in error.items() if k != "data"}}
         if message.get("method") == PROMPT_METHOD and _valid_id(message.get("id")):
             self._prompts.add(message["id"])
+        if message.get("method") == LOAD_METHOD and _valid_id(message.get("id")):
+            self._loads[message["id"]] = (message.get("params") or {}).get("sessionId")
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
         async with self._write_lock:
             self._writer.write(data)
@@ -113,8 +120,16 @@ class LineTransport:
             if not is_request and message.get("id") in self._prompts:
                 self._prompts.discard(message["id"])
                 _pass_stop_reason(message)
+            if not is_request and message.get("id") in self._loads:
+                self._answered_load(self._loads.pop(message["id"]))
             REQUEST_ID.set(message["id"] if is_request else None)
             return message
+
+    def _answered_load(self, session_id: Any) -> None:
+        """Run ``on_load_answered`` after the updates handed to the SDK so far and before
+        those after: the SDK runs each in a task of its own, started in order."""
+        if self.on_load_answered is not None:
+            asyncio.get_running_loop().call_soon(self.on_load_answered, session_id)
 
     def _end(self) -> None:
         if self.ended:
