@@ -181,13 +181,3 @@ def test_checkhealth_reports_a_failing_session_new(tmp_path: Path) -> None:
         text = "\n".join(ed.nvim.current.buffer[:])
     assert "answered initialize in" in text and "opened a session in" in text
     assert "ERROR" not in text
-
-
-def test_a_vendor_notification_is_no_error(tmp_path: Path) -> None:
-    """Bullet 5, through the plugin: qwen/notify/... leaves no error in :MiniMeLog."""
-    with shapes_editor(tmp_path) as ed:
-        ed.turn("qwen")
-        ed.nvim.command("MiniMeLog")
-        log = "\n".join(ed.nvim.current.buffer[:])
-    assert "qwen/notify" not in log or "ERROR" not in log
-    assert "Traceback" not in log

@@ -5,7 +5,7 @@ example agent) and runs no model: each prompt's words pick what it sends.
 - ``messages``: two messages in one turn, told apart only by ``messageId`` (codex-acp 2.6,
   claude-agent-acp), and a thought that starts with blank lines (codex);
 - ``qwen``: a read whose text is in ``content`` and whose ``rawOutput`` is "" (qwen-code), after
-  a vendor notification without a leading ``_`` (``qwen/notify/…``);
+  a vendor notification without a leading ``_`` (``qwen/notify/…``) and one with (``_qwen/hello``);
 - ``codex``: a command whose ``rawOutput`` is a JSON object (``formatted_output``, ``stdout``);
 - ``edit``: an edit with diff content under the session's cwd and a 252 KB JSON rawOutput;
 - ``terminal``: terminal content without the client's terminal capability, one call with its
@@ -66,6 +66,7 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
         chunk(sid, "agent_message_chunk", ", bye.", "m2")
     if "qwen" in words:
         send({"method": "qwen/notify/usage", "params": {"sessionId": sid, "tokens": 3}})
+        send({"method": "_qwen/hello", "params": {"sessionId": sid}})
         call(sid, "q1", title="ReadFile a.txt", kind="read", status="pending")
         text = {"type": "content", "content": {"type": "text", "text": "line one\nline two\n"}}
         call_update(sid, "q1", status="completed", rawOutput="", content=[text])
