@@ -173,6 +173,8 @@ def capped(result: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> dict[str, A
     """``result`` with its text cut (head and tail kept, a note between) so that its JSON
     stays under ``limit`` bytes: a longer line would end mm's connection, and the model would
     read nothing at all."""
+    if sum(len(b.get("text", "")) for b in result["content"]) * 6 + 1024 <= limit:
+        return result  # even all escaped (6 bytes a character) it fits: not encoded to check
     size = _json_len(result)
     if size <= limit:
         return result
