@@ -123,15 +123,17 @@ def test_tools_left_running_say_they_ended_without_a_status(tmp_path: Path) -> N
 
 
 def test_updates_after_a_turn_are_not_drawn(tmp_path: Path) -> None:
-    """Bullet 3: a finished turn's late tool_call_update and chunk go nowhere visible, not into
-    the finished turn nor into the next one."""
+    """Bullet 3: a finished turn's late tool_call_update and chunk go nowhere visible: not into
+    the finished turn, nor into the next one, even when they come while it runs."""
     with shapes_editor(tmp_path) as ed:
         ed.turn("late")
         assert "⚙ Slow  [execute] (ended without a status)" in ed.turn_lines()
         _, text = ed.turn("ping")  # the late updates were read before this prompt was sent
         assert "pong" in text
+        _, stale = ed.turn("stale")  # l1's update comes inside this turn
+        assert "fresh" in stale and "Slow" not in stale
         seen = applied(ed)
-    assert "LATE-AFTER-TURN" not in seen and "LATE-AFTER-TURN" not in text
+    assert "LATE-AFTER-TURN" not in seen
 
 
 def test_a_loaded_session_replays_messages_apart_and_ignores_later_updates(

@@ -104,6 +104,25 @@ def test_a_load_replays_until_its_answer_and_not_after(tmp_path: Path) -> None:
     assert all("LATE" not in (e.text + (e.output or "")) for e in replayed)
 
 
+def test_an_earlier_turns_late_update_is_not_the_next_turns(tmp_path: Path) -> None:
+    """codex-acp sends a cancelled turn's last tool_call_update ~10 s later: within the next
+    turn it would show as one of that turn's calls."""
+
+    async def main() -> list[minime.Event]:
+        client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=tmp_path)
+        try:
+            session = await client.new_session()
+            await session.complete("late")
+            return [event async for event in session.stream("stale")]
+        finally:
+            await client.close()
+
+    events = asyncio.run(main())
+    assert [(e.kind, e.text) for e in events if e.kind in ("text", "tool_call", "tool_result")] == [
+        ("text", "fresh")
+    ]
+
+
 def test_an_answer_over_mms_line_limit_is_cut_and_the_connection_lives(mm: FakeMM) -> None:
     """mm's Go SDK ends the connection on a line over 10 MiB: an 11 MB answer reaches the model
     cut (head and tail kept, a marker between), and the next turn still works."""

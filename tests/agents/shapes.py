@@ -12,7 +12,8 @@ example agent) and runs no model: each prompt's words pick what it sends.
   output in ``_meta`` (codex-acp), one without;
 - ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
 - ``unended``: tool calls still pending / in progress when the turn ends;
-- ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn.
+- ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
+- ``stale``: in this turn, a ``tool_call_update`` for ``late``'s call (``l1``), then ``fresh``;
 - anything else: ``pong``.
 
 ``session/load`` replays two user messages and two agent messages (``messageId`` each), answers,
@@ -28,7 +29,7 @@ import sys
 
 LATE = "LATE-AFTER-TURN"
 LATE_LOAD = "LATE-AFTER-LOAD"
-SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "nokind", "unended"}
+SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "nokind", "unended", "stale"}
 BIG = 126_000  # characters of each of old and new in the edit's rawOutput (252 KB)
 
 
@@ -103,6 +104,9 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
         call(sid, "u1", title="Waits for ever", kind="fetch", status="pending")
         call(sid, "u2", title="Runs for ever", kind="execute", status="in_progress")
         chunk(sid, "agent_message_chunk", "giving up", None)
+    if "stale" in words:  # the earlier turn's call l1 ends now, in this turn
+        call_update(sid, "l1", status="completed", rawOutput={"output": LATE})
+        chunk(sid, "agent_message_chunk", "fresh", None)
     if not set(words) & SCENARIOS or words == ["late"]:
         chunk(sid, "agent_message_chunk", "pong", None)
     if "late" in words:

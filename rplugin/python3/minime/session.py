@@ -106,6 +106,9 @@ class Session:
         self.on_update: Callable[[Event], None] | None = None
         self._turn: Turn | None = None
         self._ending: Turn | None = None
+        # Tool call ids of the turns before the running one: a late update for one of them
+        # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
+        self._past_calls: set[str] = set()
 
     @property
     def busy(self) -> bool:
@@ -119,6 +122,9 @@ class Session:
             return
         turn = self._turn
         if turn is not None and turn.request is not None:
+            if self._is_past(update, turn):
+                log.debug("an update for a call of an earlier turn, not shown: %s", event.kind)
+                return
             turn.push(event)
         elif self.on_update is not None:
             try:
@@ -129,6 +135,14 @@ class Session:
             # Between turns (codex-acp sends a cancelled turn's last tool_call_update ~10 s
             # later): its turn is over, and no other may be drawn into.
             log.debug("an update between turns, not shown: %s", event.kind)
+
+    def _is_past(self, update: Any, turn: Turn) -> bool:
+        """A tool_call_update for a call of an earlier turn that this turn does not have (the
+        SDK's example agent reuses ids per turn, with a tool_call first)."""
+        if getattr(update, "session_update", None) != "tool_call_update":
+            return False
+        call_id = update.tool_call_id
+        return call_id in self._past_calls and call_id not in turn.calls
 
     def fail_turn(self, error: BaseException) -> None:
         for turn in (self._turn, self._ending):
@@ -188,6 +202,7 @@ class Session:
         if ending is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ending.ended.wait(), self.client.cancel_timeout + 1)
+            self._past_calls.update(ending.calls)
             self._ending = None
         if turn.ended.is_set():  # cancelled before it was sent
             return
@@ -219,6 +234,8 @@ class Session:
         turn.finish(passed if isinstance(passed, str) else response.stop_reason, usage)
 
     def _release(self, turn: Turn) -> None:
+        if turn.ended.is_set():
+            self._past_calls.update(turn.calls)
         if self._turn is turn and turn.ended.is_set():
             self._turn = None
         if self._ending is turn and turn.ended.is_set():
