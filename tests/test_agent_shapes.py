@@ -17,7 +17,8 @@ from plugin_harness import Editor, editor_with
 
 SHAPES = Path(__file__).with_name("agents") / "shapes.py"
 
-# Every event the turn float is given, as JSON, and the picker :MiniMeSessions opens.
+# Every event the turn float is given, as JSON; what :MiniMeLog would show; the picker
+# :MiniMeSessions opens.
 WATCH = """
 _G.applied, _G.picks = {}, {}
 local turn = require('minime.ui.turn')
@@ -26,6 +27,7 @@ turn.apply = function(key, events)
   for _, ev in ipairs(events) do table.insert(_G.applied, vim.json.encode(ev)) end
   return apply(key, events)
 end
+require('minime').show_log = function(lines) _G.log_lines = lines end
 vim.ui.select = function(items, opts, on_choice)
   table.insert(_G.picks, #items)
   _G.pick = function(i) on_choice(items[i], i) end
@@ -40,6 +42,18 @@ def shapes_editor(tmp_path: Path, **env: str) -> Iterator[Editor]:
         agent["env"] = env
     with editor_with(tmp_path, {"agent": agent}, WATCH, timeout=30.0) as ed:
         yield ed
+
+
+def wait_flushed(ed: Editor, count: int) -> None:
+    """Until the host has read the agent's ``count``-th ``_shapes/flushed`` (sent after its
+    late updates): a prompt sent before would get them as its own, from any agent."""
+
+    def flushed() -> bool:
+        ed.nvim.command("MiniMeLog")
+        lines = ed.lua("return _G.log_lines") or []
+        return sum("ignored notification _shapes/flushed" in line for line in lines) >= count
+
+    wait_for(flushed, 20, message="for the agent's late updates")
 
 
 def applied(ed: Editor) -> str:
@@ -128,7 +142,8 @@ def test_updates_after_a_turn_are_not_drawn(tmp_path: Path) -> None:
     with shapes_editor(tmp_path) as ed:
         ed.turn("late")
         assert "⚙ Slow  [execute] (ended without a status)" in ed.turn_lines()
-        _, text = ed.turn("ping")  # the late updates were read before this prompt was sent
+        wait_flushed(ed, 1)
+        _, text = ed.turn("ping")
         assert "pong" in text
         _, stale = ed.turn("stale")  # l1's update comes inside this turn
         assert "fresh" in stale and "Slow" not in stale
@@ -146,6 +161,7 @@ def test_a_loaded_session_replays_messages_apart_and_ignores_later_updates(
         wait_for(lambda: ed.lua("return _G.picks")[0] if ed.lua("return _G.picks") else None, 20)
         ed.lua("_G.pick(1)")
         ed.wait_done()
+        wait_flushed(ed, 1)
         lines = ed.turn_lines()
         _, text = ed.turn("ping")
         assert "pong" in text

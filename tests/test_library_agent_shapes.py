@@ -27,6 +27,35 @@ async def events_of(prompt: str, cwd: Path) -> list[minime.Event]:
         await client.close()
 
 
+FLUSHED = "ignored notification _shapes/flushed"
+
+
+class Flushes(logging.Handler):
+    """Counts the agent's ``_shapes/flushed`` notifications the client has read."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage() == FLUSHED:
+            self.count += 1
+
+    async def wait(self, count: int, timeout: float = 10.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.count < count:
+            assert asyncio.get_running_loop().time() < deadline, "the agent's late updates"
+            await asyncio.sleep(0.005)
+
+    def __enter__(self) -> Flushes:
+        logging.getLogger("minime").addHandler(self)
+        logging.getLogger("minime").setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        logging.getLogger("minime").removeHandler(self)
+
+
 def results(events: list[minime.Event]) -> dict[str, minime.Event]:
     return {e.call.id: e for e in events if e.kind == "tool_result" and e.call is not None}
 
@@ -87,8 +116,10 @@ def test_a_load_replays_until_its_answer_and_not_after(tmp_path: Path) -> None:
         replayed: list[minime.Event] = []
         client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=tmp_path)
         try:
-            session = await client.load_session("old-1", on_update=replayed.append)
-            result = await session.complete("ping")  # the late updates were read before
+            with Flushes() as flushes:
+                session = await client.load_session("old-1", on_update=replayed.append)
+                await flushes.wait(1)  # the late updates were read (else ping's own)
+            result = await session.complete("ping")
             return replayed, result.text
         finally:
             await client.close()
@@ -112,7 +143,9 @@ def test_an_earlier_turns_late_update_is_not_the_next_turns(tmp_path: Path) -> N
         client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=tmp_path)
         try:
             session = await client.new_session()
-            await session.complete("late")
+            with Flushes() as flushes:
+                await session.complete("late")
+                await flushes.wait(1)
             return [event async for event in session.stream("stale")]
         finally:
             await client.close()

@@ -17,8 +17,9 @@ example agent) and runs no model: each prompt's words pick what it sends.
 - anything else: ``pong``.
 
 ``session/load`` replays two user messages and two agent messages (``messageId`` each), answers,
-then sends a late chunk ``LATE-AFTER-LOAD``. Environment: ``SHAPES_FAIL_NEW`` (text): session/new
-fails with it (the health check's case); ``SHAPES_NO_SESSIONS=1``: no session/list nor load.
+then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
+Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
+``SHAPES_NO_SESSIONS=1``: no session/list nor load.
 """
 
 from __future__ import annotations
@@ -113,11 +114,18 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
         call(sid, "l1", title="Slow", kind="execute", status="in_progress")
 
 
+def flushed() -> None:
+    """Tells a test the late updates before it were sent (the client logs it when read): a
+    prompt sent earlier would receive them as its own, as it would from any agent."""
+    send({"method": "_shapes/flushed", "params": {}})
+
+
 def after_prompt(sid: str, words: list[str]) -> None:
     """Sent after the turn's answer: updates for a turn that ended."""
     if "late" in words:
         call_update(sid, "l1", status="completed", rawOutput={"output": LATE})
         chunk(sid, "agent_message_chunk", LATE, None)
+        flushed()
 
 
 def load(sid: str) -> None:
@@ -162,6 +170,7 @@ def main() -> None:
             send({"id": rid, "result": {}})
             chunk(sid, "agent_message_chunk", LATE_LOAD, "a2")
             call_update(sid, "h1", status="completed", rawOutput={"output": LATE_LOAD})
+            flushed()
         elif method == "session/prompt":
             sid = params["sessionId"]
             text = " ".join(
