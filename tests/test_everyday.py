@@ -147,7 +147,8 @@ def test_checkhealth_reports_versions_the_agent_and_a_live_initialize(tmp_path: 
     assert "capabilities: loadSession" in text
     assert "ERROR" not in text and "WARNING" not in text
     sent = [m.get("method") for m in trace(tmp_path, "in") if "method" in m]
-    assert sent == ["initialize"], "the live check runs initialize only"
+    assert sent == ["initialize", "session/new"], "the live check opens a session, no more"
+    assert "opened a session in" in text
     assert running_with(config) == [], "the live check stopped the agent"
 
 

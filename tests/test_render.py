@@ -67,3 +67,23 @@ def test_each_event_crosses_as_the_table_lua_reads() -> None:
         {"kind": "plan", "entries": [{"content": "x", "status": "pending", "priority": "low"}]},
         {"kind": "done", "stop_reason": "error", "error": "why", "cwd": "/c", "session_id": "s"},
     ]
+
+
+def test_chunks_of_different_messages_are_not_joined() -> None:
+    """A new messageId is a new message: the batch keeps it apart for Lua to start a paragraph."""
+
+    async def main() -> list[list[dict[str, Any]]]:
+        sent: list[list[dict[str, Any]]] = []
+        r = Renderer(lambda key, batch: sent.append(msgspec.to_builtins(batch)))
+        for chunk, mid in (("a", "m1"), ("b", "m1"), ("c", "m2"), ("d", None), ("e", None)):
+            r.push("k", events.Text(chunk, mid))
+        await asyncio.sleep(0)
+        return sent
+
+    assert asyncio.run(main()) == [
+        [
+            {"kind": "text", "text": "ab", "message_id": "m1"},
+            {"kind": "text", "text": "c", "message_id": "m2"},
+            {"kind": "text", "text": "de"},
+        ]
+    ]

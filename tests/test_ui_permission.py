@@ -293,6 +293,18 @@ def test_a_prompt_during_the_command_line_does_not_take_focus(nvim):
     assert answers(nvim) == [["r1", "allow_always"]]
 
 
+def test_a_diff_path_reads_relative_to_the_cwd(nvim):
+    """Agents send absolute paths: `a//tmp/proj/src/x.py` was the header."""
+    content = [
+        {"type": "diff", "path": "/tmp/proj/src/x.py", "oldText": "1\n", "newText": "2\n"},
+        {"type": "diff", "path": "/etc/hosts", "oldText": "1\n", "newText": "2\n"},
+    ]
+    ask(nvim, request(content=content))
+    lines = shown(nvim)
+    assert lines[lines.index("--- a/src/x.py") + 1] == "+++ b/src/x.py"
+    assert lines[lines.index("--- /etc/hosts") + 1] == "+++ /etc/hosts"  # outside: as it is
+
+
 ODD_REQUESTS = {
     "newline in a rawInput key": (
         {"input": {"pa\nth": "v"}},

@@ -257,7 +257,24 @@ local function check_agent(report, failure, agent, problems)
     who = who .. (" (%s)"):format(info.title)
   end
   local seconds = tonumber(live.seconds) or 0
-  h.ok(("live check: %s answered initialize in %.1f s, then stopped"):format(who, seconds))
+  if live.session_error then
+    h.ok(("live check: %s answered initialize in %.1f s"):format(who, seconds))
+    h.error(
+      "live check: the agent could not open a session (session/new): " .. live.session_error,
+      fix(
+        "An agent that starts but opens no session usually lacks a login, a key or a model;",
+        ("run `%s` in a shell, or see its documentation."):format(table.concat(agent.cmd, " "))
+      )
+    )
+  else
+    h.ok(
+      ("live check: %s answered initialize in %.1f s, opened a session in %.1f s, then stopped"):format(
+        who,
+        seconds,
+        tonumber(live.session_seconds) or 0
+      )
+    )
+  end
   local words = capability_words(live.capabilities)
   h.info("capabilities: " .. (#words > 0 and table.concat(words, "; ") or "none beyond prompts"))
 end

@@ -94,34 +94,6 @@ local function input_lines(input, has_diff)
   return lines
 end
 
---- A unified diff of one diff content item.
----@return string[]
-local function diff_lines(item)
-  local path = str(item.path)
-  local old, new = str(item.oldText), str(item.newText)
-  local lines = {
-    "--- " .. ((item.oldText == nil or item.oldText == vim.NIL) and "/dev/null" or "a/" .. path),
-    "+++ b/" .. path,
-  }
-  -- Without a final newline on both sides, the last line would show as changed.
-  if old ~= "" and old:sub(-1) ~= "\n" then
-    old = old .. "\n"
-  end
-  if new ~= "" and new:sub(-1) ~= "\n" then
-    new = new .. "\n"
-  end
-  local diff = vim.text and vim.text.diff or vim.diff
-  local ok, d = pcall(diff, old, new, { result_type = "unified", ctxlen = 3 })
-  if not ok then
-    lines[#lines + 1] = "(diff failed: " .. window.oneline(d) .. ")"
-  elseif d == "" then
-    lines[#lines + 1] = "(no changes)"
-  else
-    vim.list_extend(lines, split(d))
-  end
-  return lines
-end
-
 --- The allow-once option `a` answers (remembered by the host for the session), if offered.
 ---@param req table
 ---@return string?
@@ -180,7 +152,7 @@ function M.render(req)
     if type(item) ~= "table" then
       add(window.oneline(item))
     elseif item.type == "diff" then
-      vim.list_extend(lines, diff_lines(item))
+      vim.list_extend(lines, require("minime.ui.diff").lines(item, req.cwd))
     elseif item.type == "text" or item.type == "content" then
       local text = item.text or (type(item.content) == "table" and item.content.text)
       vim.list_extend(lines, split(str(text)))

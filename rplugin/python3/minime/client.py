@@ -104,6 +104,7 @@ class Client(StoredSessions):
         process = self.process.process
         assert process.stdout is not None and process.stdin is not None
         self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
+        self.transport.on_load_answered = self._replay_over
         self.rpc = acp.connect_to_agent(Handler(self), self.transport)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
@@ -261,6 +262,13 @@ class Client(StoredSessions):
         for update in self._scopes.take_early(session_id):
             session.on_acp_update(update)
         return session
+
+    def _replay_over(self, session_id: Any) -> None:
+        """session/load answered: what comes next is not history (``on_update`` is for the
+        replay only; later updates between turns are not shown)."""
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is not None:
+            session.on_update = None
 
     def forget(self, session: Session) -> None:
         self.sessions.pop(session.session_id, None)

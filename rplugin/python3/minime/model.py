@@ -61,7 +61,8 @@ class ConfigOption(msgspec.Struct, kw_only=True):
 
 
 class ToolCall(msgspec.Struct, kw_only=True):
-    """A tool call the agent reported (or asks permission for)."""
+    """A tool call the agent reported (or asks permission for). ``title`` and ``kind`` are ""
+    in an update that omits them (a turn's events carry what earlier ones said)."""
 
     id: str
     title: str = ""
@@ -72,10 +73,15 @@ class ToolCall(msgspec.Struct, kw_only=True):
 
 
 class Event(msgspec.Struct, kw_only=True):
-    """One step of a streamed turn. Which fields are set depends on ``kind``."""
+    """One step of a streamed turn. Which fields are set depends on ``kind``.
+
+    ``message_id`` (text, thinking, user): the agent's id of the message the chunk belongs to,
+    if it sent one; a new id is a new message (agents send several in one turn).
+    """
 
     kind: EventKind
     text: str = ""
+    message_id: str | None = None
     call: ToolCall | None = None
     status: str | None = None
     output: str | None = None

@@ -44,6 +44,7 @@ class Turn:
 
     def push(self, event: Event) -> None:
         if self.ended.is_set():
+            log.debug("an update after its turn ended, not shown: %s", event.kind)
             return
         if event.call is not None:
             if event.kind == "tool_call" and event.call.id in self.calls:
@@ -60,11 +61,13 @@ class Turn:
             call = ToolCall(
                 id=call.id,
                 title=call.title or before.title,
-                kind=call.kind if call.kind != "other" or not before.kind else before.kind,
+                kind=call.kind or before.kind or "other",
                 status=call.status or before.status,
                 input=call.input if call.input is not None else before.input,
                 content=call.content or before.content,
             )
+        elif not call.kind:  # a first tool_call_update that names no kind: ACP's default
+            call.kind = "other"
         self.calls[call.id] = call
         return call
 
@@ -107,6 +110,9 @@ class Session:
         # What the agent's answer to session/new (load, resume) and its updates say.
         self.modes: SessionModes | None = None
         self.config_options: list[ConfigOption] = []
+        # Tool call ids of the turns before the running one: a late update for one of them
+        # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
+        self._past_calls: set[str] = set()
 
     @property
     def busy(self) -> bool:
@@ -121,12 +127,27 @@ class Session:
         session_state.follow(self, event)  # mode and config: known between turns too
         turn = self._turn
         if turn is not None and turn.request is not None:
+            if self._is_past(update, turn):
+                log.debug("an update for a call of an earlier turn, not shown: %s", event.kind)
+                return
             turn.push(event)
         elif self.on_update is not None:
             try:
                 self.on_update(event)
             except (Exception, SystemExit, KeyboardInterrupt):  # the caller's bug: logged, no exit
                 log.exception("on_update failed")
+        else:
+            # Between turns (codex-acp sends a cancelled turn's last tool_call_update ~10 s
+            # later): its turn is over, and no other may be drawn into.
+            log.debug("an update between turns, not shown: %s", event.kind)
+
+    def _is_past(self, update: Any, turn: Turn) -> bool:
+        """A tool_call_update for a call of an earlier turn that this turn does not have (the
+        SDK's example agent reuses ids per turn, with a tool_call first)."""
+        if getattr(update, "session_update", None) != "tool_call_update":
+            return False
+        call_id = update.tool_call_id
+        return call_id in self._past_calls and call_id not in turn.calls
 
     def fail_turn(self, error: BaseException) -> None:
         for turn in (self._turn, self._ending):
@@ -210,6 +231,7 @@ class Session:
         if ending is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ending.ended.wait(), self.client.cancel_timeout + 1)
+            self._past_calls.update(ending.calls)
             self._ending = None
         if turn.ended.is_set():  # cancelled before it was sent
             return
@@ -241,6 +263,8 @@ class Session:
         turn.finish(passed if isinstance(passed, str) else response.stop_reason, usage)
 
     def _release(self, turn: Turn) -> None:
+        if turn.ended.is_set():
+            self._past_calls.update(turn.calls)
         if self._turn is turn and turn.ended.is_set():
             self._turn = None
         if self._ending is turn and turn.ended.is_set():

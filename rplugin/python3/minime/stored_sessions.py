@@ -34,7 +34,8 @@ class StoredSessions:
         cwd: str | None = None,
         on_update: Callable[[Any], None] | None = None,
     ) -> Session:
-        """Reopen a stored session; its replayed history goes to ``on_update`` as events."""
+        """Reopen a stored session; its replayed history goes to ``on_update`` as events (until
+        the agent answers ``session/load``)."""
         return await self._reopen("session/load", session_id, cwd, on_update)
 
     async def resume_session(self: Client, session_id: str, cwd: str | None = None) -> Session:
@@ -65,6 +66,10 @@ class StoredSessions:
             self.sessions.pop(session_id, None)
             self._end_open(opening, None)
             raise
+        finally:
+            # The replay is over with the answer: later updates (between turns) are not
+            # history, and must not be drawn into the loaded turn.
+            session.on_update = None
         self._end_open(opening, session_id)
         take_answer(session, answer)
         return session

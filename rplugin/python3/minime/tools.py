@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +20,9 @@ log = logging.getLogger("minime")
 
 DEFAULT_METHOD_PREFIX = "_minime.py/tools/"
 SESSION_META_KEY = "org.mini-me/sessionId"
+# mm's Go SDK reads lines of at most 10 MiB (bufio.Scanner) and ends the connection on a longer
+# one: an answer's JSON line is kept under this many bytes, its text cut in the middle.
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 
 class Tool(msgspec.Struct, frozen=True):
@@ -158,7 +162,42 @@ async def run(tool: Tool, request: ToolRequest) -> dict[str, Any]:
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # the model's to read, not an exit
         failure = as_failure(exc)
         return text_result(str(failure) or type(failure).__name__, is_error=True)
-    return answer(value)
+    return capped(answer(value))
+
+
+def _json_len(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":")))  # as the transport writes it
+
+
+def capped(result: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> dict[str, Any]:
+    """``result`` with its text cut (head and tail kept, a note between) so that its JSON
+    stays under ``limit`` bytes: a longer line would end mm's connection, and the model would
+    read nothing at all."""
+    if sum(len(b.get("text", "")) for b in result["content"]) * 6 + 1024 <= limit:
+        return result  # even all escaped (6 bytes a character) it fits: not encoded to check
+    size = _json_len(result)
+    if size <= limit:
+        return result
+    for block in sorted(result["content"], key=lambda b: -len(b.get("text", ""))):
+        text = block.get("text", "")
+        for _ in range(4):  # the escaping ratio of the kept part may differ from the whole's
+            other = size - _json_len(text)
+            ratio = _json_len(text) / max(len(text), 1)
+            keep = max(int((limit - other - 200) / ratio), 0)
+            cut = len(text) - keep
+            if cut <= 0:
+                break
+            half = keep // 2
+            text = (
+                f"{text[:half]}\n… [minime: {cut} characters cut here: the answer was too long "
+                f"for the agent's connection] …\n{text[len(text) - (keep - half) :]}"
+            )
+            block["text"] = text
+            size = _json_len(result)
+            if size <= limit:
+                log.info("a tool's answer was cut by %d characters to fit the agent's line", cut)
+                return result
+    return result
 
 
 def answer(value: Any) -> dict[str, Any]:

@@ -8,6 +8,9 @@ odd line cannot end the connection. It also answers ``$/cancel_request`` (which 
 not route): each incoming request's id is put in :data:`REQUEST_ID` just before the message
 goes to the SDK, whose handler task copies that context; :func:`cancellable` then files the
 task under the id, and a cancel notification cancels it, answered -32800 by the SDK itself.
+A notification that is neither ACP's ``session/update`` nor an extension (``_``-prefixed:
+those go on to ``ext_notification``) is a debug line here: the SDK would log a vendor's own
+(qwen-code's ``qwen/notify/...``) as an error with a traceback.
 A ``stopReason`` the SDK's schema does not know (a newer agent's) would fail its validation and
 lose the turn's answer: it travels under ``_meta`` (:data:`STOP_REASON_META`) instead.
 """
@@ -29,6 +32,8 @@ REQUEST_CANCELLED = -32800
 LOG_EXCERPT = 200
 
 PROMPT_METHOD = "session/prompt"
+LOAD_METHOD = "session/load"
+CLIENT_NOTIFICATIONS = frozenset({"session/update"})  # the ones ACP sends a client
 STOP_REASON_META = "minime.py/stopReason"  # where an unknown stopReason is passed through
 KNOWN_STOP_REASONS = frozenset(
     {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
@@ -65,6 +70,10 @@ class LineTransport:
         self.ended = False
         self.dropped = 0  # lines ignored as not JSON-RPC (for tests and diagnostics)
         self._prompts: set[int | str] = set()  # ids of our session/prompt requests in flight
+        self._loads: dict[int | str, Any] = {}  # ids of our session/load requests: session ids
+        # Called with the session id once a session/load is answered, in order with the
+        # updates around the answer (a replay update before it, a new one after it).
+        self.on_load_answered: Callable[[Any], None] | None = None
 
     # -- outgoing -------------------------------------------------------------------------
 
@@ -74,6 +83,8 @@ class LineTransport:
             message = {**message, "error": {k: v for k, v in error.items() if k != "data"}}
         if message.get("method") == PROMPT_METHOD and _valid_id(message.get("id")):
             self._prompts.add(message["id"])
+        if message.get("method") == LOAD_METHOD and _valid_id(message.get("id")):
+            self._loads[message["id"]] = (message.get("params") or {}).get("sessionId")
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
         async with self._write_lock:
             self._writer.write(data)
@@ -98,15 +109,27 @@ class LineTransport:
             if message is None:
                 self.dropped += 1
                 continue
-            if message.get("method") == CANCEL_METHOD:
+            method = message.get("method")
+            if method == CANCEL_METHOD:
                 self._cancel(message.get("params"))
+                continue
+            if _unknown_notification(message, method):
+                log.debug("ignored the agent's notification %s", method)
                 continue
             is_request = "method" in message and "id" in message
             if not is_request and message.get("id") in self._prompts:
                 self._prompts.discard(message["id"])
                 _pass_stop_reason(message)
+            if not is_request and message.get("id") in self._loads:
+                self._answered_load(self._loads.pop(message["id"]))
             REQUEST_ID.set(message["id"] if is_request else None)
             return message
+
+    def _answered_load(self, session_id: Any) -> None:
+        """Run ``on_load_answered`` after the updates handed to the SDK so far and before
+        those after: the SDK runs each in a task of its own, started in order."""
+        if self.on_load_answered is not None:
+            asyncio.get_running_loop().call_soon(self.on_load_answered, session_id)
 
     def _end(self) -> None:
         if self.ended:
@@ -186,6 +209,15 @@ class LineTransport:
             self._cancelled.discard(task)
             if self.running.get(request_id) is task:
                 del self.running[request_id]
+
+
+def _unknown_notification(message: dict[str, Any], method: Any) -> bool:
+    return (
+        method is not None
+        and "id" not in message
+        and method not in CLIENT_NOTIFICATIONS
+        and not method.startswith("_")
+    )
 
 
 def _pass_stop_reason(response: dict[str, Any]) -> None:

@@ -22,29 +22,83 @@ def _block_text(block: Any) -> str:
     return text if isinstance(text, str) else ""
 
 
-def tool_output(raw_output: Any, content: list[Any] | None) -> str:
-    """mm puts the tool's text in ``rawOutput.output``; other agents in content blocks."""
-    if isinstance(raw_output, dict) and isinstance(raw_output.get("output"), str):
-        return raw_output["output"]
-    if isinstance(raw_output, str):
+# Where agents put a tool's text in a JSON rawOutput: mm ``output``, codex-acp
+# ``formatted_output`` / ``aggregated_output`` / ``stdout`` (with ``stderr``).
+OUTPUT_FIELDS = ("output", "formatted_output", "aggregated_output", "stdout")
+# A rawOutput shown as JSON is cut past this many characters: an edit's rawOutput can be
+# 512 KB (the old and the new file), which nobody reads in a turn.
+MAX_JSON_OUTPUT = 20_000
+
+
+def tool_output(raw_output: Any, content: list[Any] | None, meta: Any = None) -> str:
+    """The text a tool call produced, wherever the agent put it: mm in ``rawOutput.output``,
+    codex-acp in other fields of a JSON rawOutput, qwen-code in ``content`` (with rawOutput
+    ""), a terminal's agent in ``_meta``; otherwise a JSON rawOutput, pretty and capped."""
+    known = False
+    if isinstance(raw_output, dict):
+        for key in OUTPUT_FIELDS:
+            value = raw_output.get(key)
+            if isinstance(value, str):
+                known = True
+                if value:
+                    stderr = raw_output.get("stderr") if key == "stdout" else None
+                    return value + (f"\n{stderr}" if isinstance(stderr, str) and stderr else "")
+    if isinstance(raw_output, str) and raw_output:
         return raw_output
     texts = []
+    terminals = []
     for item in content or []:
         inner = getattr(item, "content", None)
         if inner is not None:
             texts.append(_block_text(inner))
-    if texts:
+        terminal = getattr(item, "terminal_id", None)
+        if isinstance(terminal, str):
+            terminals.append(terminal)
+    if any(texts):
         return "".join(texts)
-    if raw_output is None:
+    if terminals:
+        return _terminal_output(meta, terminals)
+    if known or raw_output in (None, "", {}, []):
         return ""
-    return json.dumps(raw_output, ensure_ascii=False, separators=(",", ":"))
+    return readable_json(raw_output)
 
 
-def _tool_call(update: Any) -> ToolCall:
+def _terminal_output(meta: Any, terminals: list[str]) -> str:
+    """Terminal content without the client's terminal capability: what the agent put in
+    ``_meta`` (codex-acp: ``terminal_output.data``, ``terminal_exit.exit_code``), else a note."""
+    parts = []
+    if isinstance(meta, dict):
+        out = meta.get("terminal_output")
+        if isinstance(out, dict) and isinstance(out.get("data"), str):
+            parts.append(out["data"])
+        exit_ = meta.get("terminal_exit")
+        if isinstance(exit_, dict) and exit_.get("exit_code") is not None:
+            parts.append(f"(exit code {exit_['exit_code']})")
+    if parts:
+        return "\n".join(parts)
+    names = ", ".join(terminals)
+    return f"(the output is in the agent's terminal {names}; this client has no terminal)"
+
+
+def readable_json(value: Any) -> str:
+    """A JSON value indented, cut at MAX_JSON_OUTPUT characters with a note."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    if len(text) > MAX_JSON_OUTPUT:
+        more = len(text) - MAX_JSON_OUTPUT
+        text = f"{text[:MAX_JSON_OUTPUT]}\n… ({more} more characters not shown)"
+    return text
+
+
+def _tool_call(update: Any, kind: str = "other") -> ToolCall:
+    """``kind``: what an update that names none gets ("" for a tool_call_update: keep the
+    call's kind; "other", ACP's default, for a new call or a permission request)."""
     return ToolCall(
         id=update.tool_call_id,
         title=update.title or "",
-        kind=update.kind or "other",  # the kind ACP gives a call that names none
+        kind=update.kind or kind,
         status=update.status,
         input=update.raw_input,
         content=[_plain(item) for item in update.content or []],
@@ -55,24 +109,26 @@ def to_event(update: Any) -> Event | None:
     """One event per update; None for the kinds a turn does not show (modes, commands, …)."""
     kind = getattr(update, "session_update", None)
     if kind == "agent_message_chunk":
-        return Event(kind="text", text=_block_text(update.content))
+        return Event(kind="text", text=_block_text(update.content), message_id=update.message_id)
     if kind == "agent_thought_chunk":
-        return Event(kind="thinking", text=_block_text(update.content))
+        return Event(
+            kind="thinking", text=_block_text(update.content), message_id=update.message_id
+        )
     if kind == "tool_call":
         return Event(kind="tool_call", call=_tool_call(update))
     if kind == "tool_call_update":
-        call = _tool_call(update)
+        call = _tool_call(update, kind="")
         if update.status in TERMINAL_STATUSES:
             return Event(
                 kind="tool_result",
                 call=call,
                 status=update.status,
-                output=tool_output(update.raw_output, update.content),
+                output=tool_output(update.raw_output, update.content, update.field_meta),
             )
         return Event(kind="tool_call", call=call)
     if kind == "plan":
         return Event(kind="plan", entries=[_plain(entry) for entry in update.entries])
     if kind == "user_message_chunk":
         # Only seen when a loaded session replays its history.
-        return Event(kind="user", text=_block_text(update.content))
+        return Event(kind="user", text=_block_text(update.content), message_id=update.message_id)
     return None

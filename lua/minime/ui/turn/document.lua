@@ -72,14 +72,24 @@ end
 ---@param t minime.turn.Turn
 ---@param kind "text"|"thinking"|"user"
 ---@param s string
-function M.add_text(t, kind, s)
+---@param message_id? string the agent's message id: a new one starts a new block
+function M.add_text(t, kind, s, message_id)
   if s:find("\r", 1, true) then -- (gsub alone costs 0.3 s on a 10 MB chunk)
     s = s:gsub("\r\n", "\n")
+  end
+  local continuing = t.block == kind
+    and not (present(message_id) and present(t.message_id) and message_id ~= t.message_id)
+  if not continuing and s:find("^%s") then
+    s = s:gsub("^%s*\n", "") -- blank lines at its start (codex starts thinking with "\n\n")
   end
   if s == "" then
     return
   end
-  local continuing = t.block == kind
+  if present(message_id) then
+    t.message_id = message_id
+  elseif not continuing then
+    t.message_id = nil
+  end
   if kind == "user" then
     -- A quoted block, like the prompt; the "> " after a final newline waits for more text.
     local body, nl = s:match("^(.-)(\n?)$")
@@ -213,6 +223,7 @@ function M.begin(t, ev)
   end
   buffer.set_all(t, lines)
   t.block, t.plan, t.regions, t.tools, t.done = "prompt", nil, {}, {}, nil
+  t.message_id = nil
   t.cwd = present(ev.cwd) and str(ev.cwd) or t.key
   t.session_id = present(ev.session_id) and str(ev.session_id) or nil
   t.running, t.stop_reason, t.error = true, nil, nil

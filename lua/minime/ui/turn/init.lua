@@ -4,11 +4,12 @@
 --- events of one batch, in order. Event shapes (nil and vim.NIL fields are ignored):
 ---
 ---   {kind="begin", prompt=string, cwd=string, session_id=string}   new turn: clear, show prompt
----   {kind="text", text=string}                 answer chunk (markdown; may split lines anywhere)
----   {kind="thinking", text=string}             reasoning chunk: dimmed, one fold per block
----   {kind="user", text=string}                 user message chunk (replayed history): quoted
----   {kind="tool_call", id, title, tool_kind, status, input}   upsert of one tool line
----   {kind="tool_result", id, status, output}   status + output (folded) of a tool line
+---   {kind="text", text=string, message_id}     answer chunk (markdown; may split lines anywhere)
+---   {kind="thinking", text=string, message_id} reasoning chunk: dimmed, one fold per block
+---   {kind="user", text=string, message_id}     user message chunk (replayed history): quoted
+---                                              (a new message_id starts a new paragraph)
+---   {kind="tool_call", id, title, tool_kind, status, input, diffs}   upsert of one tool line
+---   {kind="tool_result", id, status, output, diffs}   status + diffs + output (folded)
 ---   {kind="plan", entries={{content, status, priority}, ...}}  show or replace the plan block
 ---   {kind="done", stop_reason, usage={input_tokens, output_tokens, total_tokens}|nil, error,
 ---    session_id}                               error: plain words; session_id if begin had none
@@ -60,6 +61,7 @@ local MAX_ERRORS = 100
 ---@field input_len integer byte length of the last input line
 ---@field output_n integer body lines showing the output
 ---@field output_len integer byte length of the last output line
+---@field diffs? boolean its output shows diffs
 
 ---@class minime.turn.Turn
 ---@field key string
@@ -74,6 +76,7 @@ local MAX_ERRORS = 100
 ---@field col integer byte length of the last line
 ---@field prev_col integer byte length of the line before the last one (0 if none)
 ---@field block? string kind of the last block
+---@field message_id? string the agent's id of the message the last text block belongs to
 ---@field thinking? integer extmark of the thinking region still growing at the end
 ---@field quote_next? boolean the next user chunk starts a quoted line
 ---@field regions table<integer, minime.turn.Tool|"thinking"> fold regions, by extmark id
@@ -118,7 +121,10 @@ local handlers = {
   tool_call = tools.call,
   tool_result = tools.result,
   plan = document.plan,
-  done = document.done,
+  done = function(t, ev)
+    tools.end_running(t)
+    document.done(t, ev)
+  end,
   notice = document.notice,
 }
 
@@ -177,13 +183,18 @@ local function apply(key, events)
     local ev = events[i]
     local kind = type(ev) == "table" and ev.kind or nil
     if kind == "text" or kind == "thinking" or kind == "user" then
-      -- Coalesce a run of chunks into one edit.
-      local parts = { str(ev.text) }
-      while i < n and type(events[i + 1]) == "table" and events[i + 1].kind == kind do
+      -- Coalesce a run of chunks of one message into one edit.
+      local parts, id = { str(ev.text) }, ev.message_id
+      while
+        i < n
+        and type(events[i + 1]) == "table"
+        and events[i + 1].kind == kind
+        and events[i + 1].message_id == id
+      do
         i = i + 1
         parts[#parts + 1] = str(events[i].text)
       end
-      run(t, document.add_text, kind, table.concat(parts))
+      run(t, document.add_text, kind, table.concat(parts), id)
     elseif handlers[kind] then
       if kind == "begin" then
         opening, began, at_end = true, true, true

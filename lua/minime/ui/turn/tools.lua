@@ -2,6 +2,7 @@
 --- and a body — the input on one line, the output indented and capped — folded under it.
 --- One ns_fold extmark per tool spans header and body (the fold foldexpr reads).
 local buffer = require("minime.ui.turn.buffer")
+local diff = require("minime.ui.diff")
 local document = require("minime.ui.turn.document")
 local text = require("minime.ui.turn.text")
 local window = require("minime.ui.window")
@@ -23,6 +24,11 @@ local status_hl = {
   completed = "MiniMeStatusDone",
   failed = "MiniMeStatusFailed",
 }
+
+-- The status of a tool still pending or in progress when its turn ended: the agent never
+-- said how it ended (it is no longer running here either).
+M.UNENDED = "(ended without a status)"
+status_hl[M.UNENDED] = "Comment"
 
 --- The header line of a tool and its highlighted parts (foldtext draws them too).
 ---@param tool minime.turn.Tool
@@ -60,23 +66,29 @@ local function input_lines(input)
   return {}
 end
 
---- Body lines for a tool's output, indented (no markdown block structure inside) and capped.
+--- Body lines for a tool's output, indented (no markdown block structure inside) and capped:
+--- its diffs (unified, paths relative to the turn's cwd), then its text.
 ---@return string[]
-local function output_lines(output)
+local function output_lines(output, diffs, cwd)
   if type(output) == "table" then
     output = vim.islist(output) and table.concat(vim.tbl_map(str, output), "\n") or encode(output)
   end
   output = str(output):gsub("\r\n", "\n")
-  if output == "" then
-    return {}
+  local src = {}
+  for _, item in ipairs(type(diffs) == "table" and diffs or {}) do
+    if type(item) == "table" then
+      vim.list_extend(src, diff.lines(item, cwd))
+    end
   end
-  local src = text.split(output)
+  if output ~= "" then
+    vim.list_extend(src, text.split(output))
+  end
   if src[#src] == "" then
     src[#src] = nil
   end
   local lines = {}
   for i = 1, math.min(#src, MAX_OUTPUT_LINES) do
-    lines[i] = INDENT .. src[i]
+    lines[i] = INDENT .. clip(src[i]) -- one JSON line can be 500 KB
   end
   if #src > MAX_OUTPUT_LINES then
     lines[#lines + 1] = ("%s… %d more lines"):format(INDENT, #src - MAX_OUTPUT_LINES)
@@ -209,13 +221,31 @@ local function on_tool(t, ev, result)
     tool.status = "completed"
   end
   draw_header(t, tool, new_row or header_row(t, tool))
+  local diffs = type(ev.diffs) == "table" and #ev.diffs > 0 and ev.diffs or nil
   if not result and tool.input_n == 0 then
     local lines = input_lines(ev.input)
     if #lines > 0 then
       set_body(t, tool, "input", lines)
     end
-  elseif result and ev.output ~= nil and ev.output ~= vim.NIL then
-    set_body(t, tool, "output", output_lines(ev.output))
+  end
+  local output = ev.output ~= nil and ev.output ~= vim.NIL
+  if diffs and not result and not tool.diffs then
+    tool.diffs = true
+    set_body(t, tool, "output", output_lines(nil, diffs, t.cwd))
+  elseif result and (output or diffs) then
+    tool.diffs = tool.diffs or diffs ~= nil
+    set_body(t, tool, "output", output_lines(ev.output, diffs, t.cwd))
+  end
+end
+
+--- The turn ended: tools the agent left pending or in progress say it, not spinning.
+---@param t minime.turn.Turn
+function M.end_running(t)
+  for _, tool in pairs(t.tools) do
+    if tool.status == "pending" or tool.status == "in_progress" then
+      tool.status = M.UNENDED
+      draw_header(t, tool, header_row(t, tool))
+    end
   end
 end
 

@@ -29,36 +29,41 @@ class Text(LuaEvent, tag="text"):
     """A chunk of the answer (markdown; may split lines anywhere)."""
 
     text: str
+    message_id: str | None = None  # a new id starts a new paragraph
 
 
 class Thinking(LuaEvent, tag="thinking"):
     """A chunk of reasoning: dimmed, one fold per block."""
 
     text: str
+    message_id: str | None = None  # a new id starts a new paragraph
 
 
 class User(LuaEvent, tag="user"):
     """A chunk of a user message (history replayed when a session is loaded): quoted."""
 
     text: str
+    message_id: str | None = None  # a new id starts a new paragraph
 
 
 class ToolCallShown(LuaEvent, tag="tool_call"):
-    """A tool line, inserted or updated by ``id``."""
+    """A tool line, inserted or updated by ``id`` (an empty title or kind: as before)."""
 
     id: str
     title: str
     tool_kind: str | None = None
     status: str | None = None
     input: Any = None
+    diffs: list[Any] | None = None  # {path, oldText?, newText}: drawn as a unified diff
 
 
 class ToolResultShown(LuaEvent, tag="tool_result"):
-    """A tool line's status and its (folded) output."""
+    """A tool line's status and its (folded) output, after its diffs if any."""
 
     id: str
     status: str | None = None
     output: str = ""
+    diffs: list[Any] | None = None
 
 
 class Plan(LuaEvent, tag="plan"):

@@ -6,7 +6,8 @@ the arguments name one, then ``{"live": …}`` when asked to start the agent. Ar
 JSON object, the agent as lua/minime/agents/ resolved it): ``command``, ``env``,
 ``agent_file``, ``discovery``, ``cwd``, ``live``, ``timeout`` (seconds for ``initialize``).
 The live check starts the agent, runs ``initialize``, reports its name, version and
-capabilities, and stops it.
+capabilities, opens a session in ``cwd`` (``session/new``: an agent whose login or model
+settings are wrong answers initialize and fails only here, in ``session_error``), and stops it.
 
 Only the standard library is imported up front: a broken environment still says what it
 lacks.
@@ -65,8 +66,9 @@ def agent_file(path: str) -> dict[str, Any]:
 
 
 async def live(args: dict[str, Any]) -> dict[str, Any]:
-    """Start the agent, ``initialize``, and stop it."""
+    """Start the agent, ``initialize``, open a session, and stop it."""
     from ..client import connect
+    from ..errors import Error
     from .agent_env import agent_env
 
     stderr: list[str] = []
@@ -81,12 +83,21 @@ async def live(args: dict[str, Any]) -> dict[str, Any]:
     )
     seconds = time.monotonic() - began
     try:
-        return {
+        report: dict[str, Any] = {
             "argv": client.argv,
             "seconds": round(seconds, 3),
             "agent_info": client.agent_info,
             "capabilities": client.agent_capabilities,
         }
+        began = time.monotonic()
+        try:
+            session = await client.new_session(args.get("cwd") or None)
+        except Error as exc:
+            report["session_error"] = str(exc)
+        else:
+            report["session_seconds"] = round(time.monotonic() - began, 3)
+            client.forget(session)
+        return report
     finally:
         await client.close(grace=2.0)
 

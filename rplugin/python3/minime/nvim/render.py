@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from ..model import Event
 from . import events
@@ -29,7 +30,8 @@ def to_lua(event: Event) -> LuaEvent:
     raises: an event that cannot be shown becomes a notice, and the turn goes on."""
     chunk = _CHUNKS.get(event.kind)
     if chunk is not None:  # the stream's bulk: nothing else to clean
-        return chunk(clean(event.text))
+        mid = event.message_id
+        return chunk(clean(event.text), None if mid is None else clean(mid))
     try:
         return _to_lua(event)
     except Exception as exc:  # a bug here must not leave the turn running for ever
@@ -48,12 +50,14 @@ def _to_lua(event: Event) -> LuaEvent:
             tool_kind=_text_or_none(call.kind),
             status=_text_or_none(call.status),
             input=clean_all(call.input, 1),  # depth: the event's own field
+            diffs=_diffs(call.content),
         )
     if event.kind == "tool_result" and event.call is not None:
         return events.ToolResultShown(
             id=clean(event.call.id),
             status=_text_or_none(event.status),
             output=clean(event.output or ""),
+            diffs=_diffs(event.call.content),
         )
     if event.kind == "plan":
         return events.Plan(clean_all(event.entries, 1))
@@ -62,6 +66,20 @@ def _to_lua(event: Event) -> LuaEvent:
             stop_reason=_text_or_none(event.stop_reason), usage=clean_all(event.usage, 1)
         )
     return events.Notice(clean(f"(unknown event {event.kind})"))
+
+
+def _diffs(content: list[Any]) -> list[dict[str, str]] | None:
+    """The diff items of a tool's content ({path, oldText?, newText}; oldText absent: a new
+    file), as text only."""
+    found = []
+    for item in content:
+        if isinstance(item, dict) and item.get("type") == "diff":
+            diff = {"path": clean(str(item.get("path") or ""))}
+            for key in ("oldText", "newText"):
+                if isinstance(item.get(key), str):
+                    diff[key] = clean(item[key])
+            found.append(diff)
+    return found or None
 
 
 def _text_or_none(value: str | None) -> str | None:
@@ -92,7 +110,12 @@ class Renderer:
     def push(self, key: str, item: LuaEvent) -> None:
         batch = self._pending.setdefault(key, [])
         kind = type(item)
-        if batch and kind is type(batch[-1]) and kind in STREAMED:
+        if (
+            batch
+            and kind is type(batch[-1])
+            and kind in STREAMED
+            and item.message_id == batch[-1].message_id  # type: ignore[attr-defined]
+        ):
             parts = self._parts.get(key)
             if parts is None:
                 parts = self._parts[key] = [batch[-1].text]  # type: ignore[attr-defined]

@@ -50,7 +50,7 @@ class SessionReopener:
         if not self._pool.busy(cwd):  # a running turn keeps the context it was asked with
             self._take_tool_ctx(cwd, payload)
         client = await self._pool.client_for(payload)
-        name = _agent_name(client)
+        name = _agent_name(client, payload.label)
         caps = client.agent_capabilities
         listing = "list" in (caps.get("sessionCapabilities") or {})
         how = _reopen_method(caps)
@@ -102,7 +102,9 @@ class SessionReopener:
         client = await self._pool.client_for(payload)
         how = _reopen_method(client.agent_capabilities)
         if how is None:
-            self._bridge.notify(f"minime: {_agent_name(client)} cannot reopen sessions", "warn")
+            self._bridge.notify(
+                f"minime: {_agent_name(client, payload.label)} cannot reopen sessions", "warn"
+            )
             return
         prompt = clean(f"(loaded session {title})")
         render = self._render
@@ -133,9 +135,11 @@ class SessionReopener:
         render(cwd, events.Done(stop_reason="end_turn", cwd=cwd, session_id=clean(session_id)))
 
 
-def _agent_name(client: Client) -> str:
+def _agent_name(client: Client, label: str | None) -> str:
+    """The agent's own name; else its definition's label (``qwen-code``), not the program
+    that runs it (``node``)."""
     info = client.agent_info
-    return str(info.get("title") or info.get("name") or client.label)
+    return str(info.get("title") or info.get("name") or label or client.label)
 
 
 def _reopen_method(capabilities: dict[str, Any]) -> str | None:

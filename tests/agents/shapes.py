@@ -1,0 +1,188 @@
+"""A minimal ACP agent (JSON lines on stdio) that sends what real agents send and the plugin
+once mishandled, for tests/test_agent_shapes.py. It sends no ``agentInfo`` (as the SDK's
+example agent) and runs no model: each prompt's words pick what it sends.
+
+- ``messages``: two messages in one turn, told apart only by ``messageId`` (codex-acp 2.6,
+  claude-agent-acp), and a thought that starts with blank lines (codex);
+- ``qwen``: a read whose text is in ``content`` and whose ``rawOutput`` is "" (qwen-code), after
+  a vendor notification without a leading ``_`` (``qwen/notify/…``) and one with (``_qwen/hello``);
+- ``codex``: a command whose ``rawOutput`` is a JSON object (``formatted_output``, ``stdout``);
+- ``edit``: an edit with diff content under the session's cwd and a 252 KB JSON rawOutput;
+- ``terminal``: terminal content without the client's terminal capability, one call with its
+  output in ``_meta`` (codex-acp), one without;
+- ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
+- ``unended``: tool calls still pending / in progress when the turn ends;
+- ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
+- ``stale``: in this turn, a ``tool_call_update`` for ``late``'s call (``l1``), then ``fresh``;
+- anything else: ``pong``.
+
+``session/load`` replays two user messages and two agent messages (``messageId`` each), answers,
+then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
+Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
+``SHAPES_NO_SESSIONS=1``: no session/list nor load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+LATE = "LATE-AFTER-TURN"
+LATE_LOAD = "LATE-AFTER-LOAD"
+SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "nokind", "unended", "stale"}
+BIG = 126_000  # characters of each of old and new in the edit's rawOutput (252 KB)
+
+
+def send(message: dict) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+    sys.stdout.flush()
+
+
+def update(session_id: str, body: dict) -> None:
+    send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def chunk(session_id: str, kind: str, text: str, message_id: str | None) -> None:
+    body = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    if message_id is not None:
+        body["messageId"] = message_id
+    update(session_id, body)
+
+
+def call(session_id: str, call_id: str, **fields: object) -> None:
+    update(session_id, {"sessionUpdate": "tool_call", "toolCallId": call_id, **fields})
+
+
+def call_update(session_id: str, call_id: str, **fields: object) -> None:
+    update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, **fields})
+
+
+def prompt(sid: str, words: list[str], cwd: str) -> None:
+    if "messages" in words:
+        chunk(sid, "agent_thought_chunk", "\n\n", "t1")
+        chunk(sid, "agent_thought_chunk", "**Planning**\n\nwrite the file", "t1")
+        chunk(sid, "agent_message_chunk", "I wrote ", "m1")
+        chunk(sid, "agent_message_chunk", "hello.txt.", "m1")
+        chunk(sid, "agent_message_chunk", "\nAll done", "m2")
+        chunk(sid, "agent_message_chunk", ", bye.", "m2")
+    if "qwen" in words:
+        send({"method": "qwen/notify/usage", "params": {"sessionId": sid, "tokens": 3}})
+        send({"method": "_qwen/hello", "params": {"sessionId": sid}})
+        call(sid, "q1", title="ReadFile a.txt", kind="read", status="pending")
+        text = {"type": "content", "content": {"type": "text", "text": "line one\nline two\n"}}
+        call_update(sid, "q1", status="completed", rawOutput="", content=[text])
+    if "codex" in words:
+        call(sid, "c1", title="Run ls", kind="execute", status="in_progress")
+        raw = {"stdout": "a.txt\n", "stderr": "", "exit_code": 0, "formatted_output": "a.txt\n"}
+        call_update(sid, "c1", status="completed", rawOutput=raw)
+    if "edit" in words:
+        diff = {
+            "type": "diff",
+            "path": os.path.join(cwd, "src", "app.py"),
+            "oldText": "a = 1\nb = 2\n",
+            "newText": "a = 1\nb = 20\n",
+        }
+        call(sid, "e1", title="Edit src/app.py", kind="edit", status="pending", content=[diff])
+        raw = {"old": "o" * BIG, "new": "n" * BIG}
+        call_update(sid, "e1", status="completed", rawOutput=raw)
+    if "terminal" in words:
+        for call_id, meta in (
+            ("x1", {"terminal_output": {"terminal_id": "term-1", "data": "built ok\n"}}),
+            ("x2", None),
+        ):
+            content = [{"type": "terminal", "terminalId": f"term-{call_id}"}]
+            call(sid, call_id, title=f"Run {call_id}", kind="execute", content=content)
+            done = {"status": "completed", "content": content}
+            if meta is not None:
+                done["_meta"] = meta
+            call_update(sid, call_id, **done)
+    if "nokind" in words:
+        call(sid, "k1", title="Find needle", kind="search", status="pending")
+        call_update(sid, "k1", status="in_progress")
+        call_update(sid, "k1", status="completed", rawOutput={"output": "found"})
+    if "unended" in words:
+        call(sid, "u1", title="Waits for ever", kind="fetch", status="pending")
+        call(sid, "u2", title="Runs for ever", kind="execute", status="in_progress")
+        chunk(sid, "agent_message_chunk", "giving up", None)
+    if "stale" in words:  # the earlier turn's call l1 ends now, in this turn
+        call_update(sid, "l1", status="completed", rawOutput={"output": LATE})
+        chunk(sid, "agent_message_chunk", "fresh", None)
+    if not set(words) & SCENARIOS or words == ["late"]:
+        chunk(sid, "agent_message_chunk", "pong", None)
+    if "late" in words:
+        call(sid, "l1", title="Slow", kind="execute", status="in_progress")
+
+
+def flushed() -> None:
+    """Tells a test the late updates before it were sent (the client logs it when read): a
+    prompt sent earlier would receive them as its own, as it would from any agent."""
+    send({"method": "_shapes/flushed", "params": {}})
+
+
+def after_prompt(sid: str, words: list[str]) -> None:
+    """Sent after the turn's answer: updates for a turn that ended."""
+    if "late" in words:
+        call_update(sid, "l1", status="completed", rawOutput={"output": LATE})
+        chunk(sid, "agent_message_chunk", LATE, None)
+        flushed()
+
+
+def load(sid: str) -> None:
+    chunk(sid, "user_message_chunk", "first question", "u1")
+    chunk(sid, "agent_message_chunk", "first answer.", "a1")
+    chunk(sid, "user_message_chunk", "second question", "u2")
+    chunk(sid, "agent_message_chunk", "second answer.", "a2")
+    call(sid, "h1", title="Old search", kind="search", status="completed")
+
+
+def main() -> None:
+    sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
+    cwds: dict[str, str] = {}
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in request or "method" not in request:
+            continue  # a notification (session/cancel) or an answer
+        method, params = request["method"], request.get("params") or {}
+        rid = request["id"]
+        if method == "initialize":
+            caps = {"loadSession": True, "sessionCapabilities": {"list": {}}} if sessions else {}
+            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": caps}})
+        elif method == "session/new":
+            failure = os.environ.get("SHAPES_FAIL_NEW")
+            if failure:
+                error = {"code": -32000, "message": failure}
+                send({"id": rid, "error": error})
+                continue
+            sid = f"shapes-{len(cwds) + 1}"
+            cwds[sid] = params.get("cwd", "")
+            send({"id": rid, "result": {"sessionId": sid}})
+        elif method == "session/list" and sessions:
+            item = {"sessionId": "old-1", "cwd": params.get("cwd"), "title": "Old one"}
+            send({"id": rid, "result": {"sessions": [item]}})
+        elif method == "session/load" and sessions:
+            sid = params["sessionId"]
+            cwds[sid] = params.get("cwd", "")
+            load(sid)
+            send({"id": rid, "result": {}})
+            chunk(sid, "agent_message_chunk", LATE_LOAD, "a2")
+            call_update(sid, "h1", status="completed", rawOutput={"output": LATE_LOAD})
+            flushed()
+        elif method == "session/prompt":
+            sid = params["sessionId"]
+            text = " ".join(
+                b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"
+            )
+            words = text.split()
+            prompt(sid, words, cwds.get(sid, ""))
+            send({"id": rid, "result": {"stopReason": "end_turn"}})
+            after_prompt(sid, words)
+        else:
+            send({"id": rid, "error": {"code": -32601, "message": "Method not found"}})
+
+
+if __name__ == "__main__":
+    main()

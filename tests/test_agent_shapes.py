@@ -1,0 +1,201 @@
+"""What real ACP agents send, end to end: a real Neovim, its Python host, and
+tests/agents/shapes.py (an agent that sends each shape seen from codex-acp, claude-agent-acp,
+qwen-code and the SDK's example agent) as an inline agent. Each test reads what the user sees
+in the turn float, or every event the float was given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from nvim_harness import wait_for
+from plugin_harness import Editor, editor_with
+
+SHAPES = Path(__file__).with_name("agents") / "shapes.py"
+
+# Every event the turn float is given, as JSON; what :MiniMeLog would show; the picker
+# :MiniMeSessions opens.
+WATCH = """
+_G.applied, _G.picks = {}, {}
+local turn = require('minime.ui.turn')
+local apply = turn.apply
+turn.apply = function(key, events)
+  for _, ev in ipairs(events) do table.insert(_G.applied, vim.json.encode(ev)) end
+  return apply(key, events)
+end
+require('minime').show_log = function(lines) _G.log_lines = lines end
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(_G.picks, #items)
+  _G.pick = function(i) on_choice(items[i], i) end
+end
+"""
+
+
+@contextlib.contextmanager
+def shapes_editor(tmp_path: Path, **env: str) -> Iterator[Editor]:
+    agent: dict[str, Any] = {"cmd": [sys.executable, str(SHAPES)], "label": "shapes-agent"}
+    if env:
+        agent["env"] = env
+    with editor_with(tmp_path, {"agent": agent}, WATCH, timeout=30.0) as ed:
+        yield ed
+
+
+def wait_flushed(ed: Editor, count: int) -> None:
+    """Until the host has read the agent's ``count``-th ``_shapes/flushed`` (sent after its
+    late updates): a prompt sent before would get them as its own, from any agent."""
+
+    def flushed() -> bool:
+        ed.nvim.command("MiniMeLog")
+        lines = ed.lua("return _G.log_lines") or []
+        return sum("ignored notification _shapes/flushed" in line for line in lines) >= count
+
+    wait_for(flushed, 20, message="for the agent's late updates")
+
+
+def applied(ed: Editor) -> str:
+    return "\n".join(ed.lua("return _G.applied"))
+
+
+def after(lines: list[str], first: str, count: int) -> list[str]:
+    start = lines.index(first)
+    return lines[start : start + count]
+
+
+def tool_body(lines: list[str], header: str) -> list[str]:
+    """The indented lines under a tool's header line."""
+    start = lines.index(header) + 1
+    body = []
+    for line in lines[start:]:
+        if not line.startswith("    "):
+            break
+        body.append(line[4:])
+    return body
+
+
+def test_messages_of_one_turn_are_paragraphs_and_start_at_their_text(tmp_path: Path) -> None:
+    """Bullets 1 and 7: a new messageId is a new paragraph (not `hello.txt.All done`), and a
+    thought or message starting with blank lines starts at its text."""
+    with shapes_editor(tmp_path) as ed:
+        done, _ = ed.turn("messages")
+        assert done["stop_reason"] == "end_turn"
+        lines = ed.turn_lines()
+    assert lines[0] == "> messages"
+    assert after(lines, "**Planning**", 7) == [
+        "**Planning**",
+        "",
+        "write the file",
+        "",
+        "I wrote hello.txt.",
+        "",
+        "All done, bye.",
+    ], lines
+
+
+def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
+    """Bullet 2 (and 3's kinds): qwen's text in content with rawOutput "", codex's JSON
+    rawOutput, an edit's diff (relative path, 252 KB rawOutput kept small), terminal content
+    without the capability; a tool_call_update without kind keeps the call's kind."""
+    with shapes_editor(tmp_path) as ed:
+        done, text = ed.turn("qwen codex edit terminal nokind")
+        assert done["stop_reason"] == "end_turn"
+        lines = ed.turn_lines()
+    assert tool_body(lines, "⚙ ReadFile a.txt  [read] completed") == ["line one", "line two"]
+    assert tool_body(lines, "⚙ Run ls  [execute] completed") == ["a.txt"]
+    edit = tool_body(lines, "⚙ Edit src/app.py  [edit] completed")
+    assert edit[:7] == [
+        "--- a/src/app.py",
+        "+++ b/src/app.py",
+        "@@ -1,2 +1,2 @@",
+        " a = 1",
+        "-b = 2",
+        "+b = 20",
+        "{",
+    ], edit
+    assert edit[-1].startswith("… (") and edit[-1].endswith("more characters not shown)")
+    assert max(len(line.encode()) for line in lines) <= 12_100, "no line of half a megabyte"
+    assert len(text.encode()) < 40_000
+    assert tool_body(lines, "⚙ Run x1  [execute] completed") == ["built ok"]
+    assert tool_body(lines, "⚙ Run x2  [execute] completed") == [
+        "(the output is in the agent's terminal term-x2; this client has no terminal)"
+    ]
+    assert tool_body(lines, "⚙ Find needle  [search] completed") == ["found"]
+    assert "[other]" not in text
+
+
+def test_tools_left_running_say_they_ended_without_a_status(tmp_path: Path) -> None:
+    """Bullet 4."""
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("unended")
+        lines = ed.turn_lines()
+    assert "⚙ Waits for ever  [fetch] (ended without a status)" in lines
+    assert "⚙ Runs for ever  [execute] (ended without a status)" in lines
+    assert not any(line.endswith((" pending", " in_progress")) for line in lines)
+
+
+def test_updates_after_a_turn_are_not_drawn(tmp_path: Path) -> None:
+    """Bullet 3: a finished turn's late tool_call_update and chunk go nowhere visible: not into
+    the finished turn, nor into the next one, even when they come while it runs."""
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("late")
+        assert "⚙ Slow  [execute] (ended without a status)" in ed.turn_lines()
+        wait_flushed(ed, 1)
+        _, text = ed.turn("ping")
+        assert "pong" in text
+        _, stale = ed.turn("stale")  # l1's update comes inside this turn
+        assert "fresh" in stale and "Slow" not in stale
+        seen = applied(ed)
+    assert "LATE-AFTER-TURN" not in seen
+
+
+def test_a_loaded_session_replays_messages_apart_and_ignores_later_updates(
+    tmp_path: Path,
+) -> None:
+    """Bullets 1 and 3: the replayed messages are paragraphs of their own; updates after
+    session/load answered are not drawn into the loaded turn (its replay handler is gone)."""
+    with shapes_editor(tmp_path) as ed:
+        ed.nvim.command("MiniMeSessions")
+        wait_for(lambda: ed.lua("return _G.picks")[0] if ed.lua("return _G.picks") else None, 20)
+        ed.lua("_G.pick(1)")
+        ed.wait_done()
+        wait_flushed(ed, 1)
+        lines = ed.turn_lines()
+        _, text = ed.turn("ping")
+        assert "pong" in text
+        seen = applied(ed)
+    assert after(lines, "> first question", 7) == [
+        "> first question",
+        "",
+        "first answer.",
+        "",
+        "> second question",
+        "",
+        "second answer.",
+    ], lines
+    assert "⚙ Old search  [search] completed" in lines
+    assert "LATE-AFTER-LOAD" not in seen
+
+
+def test_an_agent_without_agent_info_is_named_by_its_definition(tmp_path: Path) -> None:
+    """Bullet 8: not after its interpreter (`python3 keeps no sessions`)."""
+    with shapes_editor(tmp_path, SHAPES_NO_SESSIONS="1") as ed:
+        ed.nvim.command("MiniMeSessions")
+        note = ed.wait_note("keeps no sessions to reopen")
+    assert note.startswith("minime: shapes-agent keeps no sessions"), note
+
+
+def test_checkhealth_reports_a_failing_session_new(tmp_path: Path) -> None:
+    """Bullet 6: initialize answers, session/new fails: an ERROR with the agent's words."""
+    with shapes_editor(tmp_path, SHAPES_FAIL_NEW="Authentication required: run login") as ed:
+        ed.nvim.command("checkhealth minime")
+        text = "\n".join(ed.nvim.current.buffer[:])
+    assert "ERROR live check: the agent could not open a session (session/new):" in text
+    assert "Authentication required: run login" in text
+    with shapes_editor(tmp_path) as ed:
+        ed.nvim.command("checkhealth minime")
+        text = "\n".join(ed.nvim.current.buffer[:])
+    assert "answered initialize in" in text and "opened a session in" in text
+    assert "ERROR" not in text

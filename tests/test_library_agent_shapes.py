@@ -1,0 +1,190 @@
+"""What real ACP agents send, through the library: tests/agents/shapes.py as the agent (see its
+docstring), and the fake mm (mm's Go wire) for the size of a client tool's answer. Each test
+reads the events a program receives, what the library logs, or what the model read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import minime
+import pytest
+from conftest import FakeMM
+
+SHAPES = Path(__file__).with_name("agents") / "shapes.py"
+
+
+async def events_of(prompt: str, cwd: Path) -> list[minime.Event]:
+    client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=cwd)
+    try:
+        session = await client.new_session()
+        return [event async for event in session.stream(prompt)]
+    finally:
+        await client.close()
+
+
+FLUSHED = "ignored notification _shapes/flushed"
+
+
+class Flushes(logging.Handler):
+    """Counts the agent's ``_shapes/flushed`` notifications the client has read."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage() == FLUSHED:
+            self.count += 1
+
+    async def wait(self, count: int, timeout: float = 10.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.count < count:
+            assert asyncio.get_running_loop().time() < deadline, "the agent's late updates"
+            await asyncio.sleep(0.005)
+
+    def __enter__(self) -> Flushes:
+        logging.getLogger("minime").addHandler(self)
+        logging.getLogger("minime").setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        logging.getLogger("minime").removeHandler(self)
+
+
+def results(events: list[minime.Event]) -> dict[str, minime.Event]:
+    return {e.call.id: e for e in events if e.kind == "tool_result" and e.call is not None}
+
+
+def test_chunks_carry_their_message_id(tmp_path: Path) -> None:
+    events = asyncio.run(events_of("messages", tmp_path))
+    chunks = [(e.kind, e.message_id, e.text) for e in events if e.kind in ("text", "thinking")]
+    assert chunks == [
+        ("thinking", "t1", "\n\n"),
+        ("thinking", "t1", "**Planning**\n\nwrite the file"),
+        ("text", "m1", "I wrote "),
+        ("text", "m1", "hello.txt."),
+        ("text", "m2", "\nAll done"),
+        ("text", "m2", ", bye."),
+    ]
+
+
+def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
+    events = asyncio.run(events_of("qwen codex edit terminal nokind", tmp_path))
+    done = results(events)
+    assert done["q1"].output == "line one\nline two\n"  # qwen: rawOutput "", text in content
+    assert done["c1"].output == "a.txt\n"  # codex: a JSON rawOutput's known field
+    edit = done["e1"].output or ""
+    assert edit.startswith('{\n  "old": "ooo') and len(edit) < 21_000  # pretty JSON, capped
+    assert edit.endswith("more characters not shown)")
+    assert done["e1"].call is not None and done["e1"].call.content[0]["type"] == "diff"
+    assert done["x1"].output == "built ok\n"  # terminal output in _meta (codex)
+    assert done["x2"].output == (
+        "(the output is in the agent's terminal term-x2; this client has no terminal)"
+    )
+    # A tool_call_update without kind or title keeps the call's.
+    updates = [e for e in events if e.call is not None and e.call.id == "k1"]
+    assert [(e.kind, e.call.kind, e.call.title) for e in updates if e.call] == [
+        ("tool_call", "search", "Find needle"),
+        ("tool_update", "search", "Find needle"),
+        ("tool_result", "search", "Find needle"),
+    ]
+
+
+def test_vendor_notifications_are_debug_lines(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """qwen/notify/... was logged as an error with a traceback by the SDK."""
+    caplog.set_level(logging.DEBUG)
+    events = asyncio.run(events_of("qwen", tmp_path))
+    assert events[-1].kind == "done"
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert loud == [], [r.getMessage() for r in loud]
+    messages = [r.getMessage() for r in caplog.records]
+    assert "ignored the agent's notification qwen/notify/usage" in messages
+    assert "ignored notification _qwen/hello" in messages  # still to ext_notification
+
+
+def test_a_load_replays_until_its_answer_and_not_after(tmp_path: Path) -> None:
+    """Updates after session/load was answered are not history: not given to on_update."""
+
+    async def main() -> tuple[list[minime.Event], str]:
+        replayed: list[minime.Event] = []
+        client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=tmp_path)
+        try:
+            with Flushes() as flushes:
+                session = await client.load_session("old-1", on_update=replayed.append)
+                await flushes.wait(1)  # the late updates were read (else ping's own)
+            result = await session.complete("ping")
+            return replayed, result.text
+        finally:
+            await client.close()
+
+    replayed, text = asyncio.run(main())
+    assert text == "pong"
+    assert [(e.kind, e.message_id, e.text) for e in replayed if e.kind in ("user", "text")] == [
+        ("user", "u1", "first question"),
+        ("text", "a1", "first answer."),
+        ("user", "u2", "second question"),
+        ("text", "a2", "second answer."),
+    ]
+    assert all("LATE" not in (e.text + (e.output or "")) for e in replayed)
+
+
+def test_an_earlier_turns_late_update_is_not_the_next_turns(tmp_path: Path) -> None:
+    """codex-acp sends a cancelled turn's last tool_call_update ~10 s later: within the next
+    turn it would show as one of that turn's calls."""
+
+    async def main() -> list[minime.Event]:
+        client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=tmp_path)
+        try:
+            session = await client.new_session()
+            with Flushes() as flushes:
+                await session.complete("late")
+                await flushes.wait(1)
+            return [event async for event in session.stream("stale")]
+        finally:
+            await client.close()
+
+    events = asyncio.run(main())
+    assert [(e.kind, e.text) for e in events if e.kind in ("text", "tool_call", "tool_result")] == [
+        ("text", "fresh")
+    ]
+
+
+def test_an_answer_over_mms_line_limit_is_cut_and_the_connection_lives(mm: FakeMM) -> None:
+    """mm's Go SDK ends the connection on a line over 10 MiB: an 11 MB answer reaches the model
+    cut (head and tail kept, a marker between), and the next turn still works."""
+    big = "HEAD" + "x" * 11_000_000 + "TAIL"
+    tool = minime.Tool("big", lambda request: big)
+    config = mm.config(yolo=True, max_output=20_000_000, trace=False)
+
+    async def main() -> tuple[str, str]:
+        async with mm.agent(config, tools=[tool]) as agent:
+            read = (await agent.complete("/tool big {}")).text
+            again = (await agent.complete("/say still here")).text
+            return read, again
+
+    read, again = asyncio.run(main())
+    assert read.startswith("client_big -> HEADxxx") and read.endswith("xxxTAIL")
+    assert "characters cut here: the answer was too long for the agent's connection" in read
+    assert 7_000_000 < len(read) < 8 * 1024 * 1024
+    assert again == "still here"
+    assert not any("token too long" in line for line in mm.stderr)
+
+
+def test_an_answer_of_escaped_characters_is_cut_by_its_json_size() -> None:
+    """What counts is the JSON line: a control character takes 6 bytes in it."""
+    from minime.tools import capped, text_result
+
+    result = capped(text_result("\x01" * 2_000_000), limit=1_000_000)
+    import json
+
+    size = len(json.dumps(result, separators=(",", ":")))
+    assert 900_000 < size <= 1_000_000
+    text: Any = result["content"][0]["text"]
+    assert "characters cut here" in text
