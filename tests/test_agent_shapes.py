@@ -27,7 +27,7 @@ turn.apply = function(key, events)
   for _, ev in ipairs(events) do table.insert(_G.applied, vim.json.encode(ev)) end
   return apply(key, events)
 end
-require('minime').show_log = function(lines) _G.log_lines = lines end
+require('minime.rpc').show_log = function(lines) _G.log_lines = lines end
 vim.ui.select = function(items, opts, on_choice)
   table.insert(_G.picks, #items)
   _G.pick = function(i) on_choice(items[i], i) end
