@@ -130,11 +130,11 @@ def test_markdown_highlighting_none_while_streaming_treesitter_when_done(nvim):
     apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
     assert nvim.exec_lua(ts_active, buf) is True
     apply(nvim, begin("again"))
-    # A new turn gets a fresh buffer: a stopped highlighter leaks its callbacks in 0.11.
-    assert nvim.exec_lua("return vim.api.nvim_buf_is_valid(...)", buf) is False
-    buf = get(nvim)["buf"]
-    assert nvim.exec_lua(ts_active, buf) is False
-    assert nvim.exec_lua(syntax, buf) == ["", None], "no regex syntax while streaming"
+    # One buffer per conversation (issue 10: it was one per turn), and its highlighter is never
+    # stopped and restarted: a stopped highlighter leaks its callbacks in 0.11.
+    assert get(nvim)["buf"] == buf
+    assert nvim.exec_lua(ts_active, buf) is True
+    assert nvim.exec_lua(syntax, buf) == ["", None], "no regex syntax"
     assert nvim.exec_lua("return vim.bo[...].filetype", buf) == "markdown"
     assert nvim.exec_lua("return vim.b[...].minime", buf) == "turn"
 
@@ -319,8 +319,8 @@ def test_done_shows_usage_fires_the_event_and_stops_the_turn(nvim):
     assert st["stop_reason"] == "end_turn"
     done = nvim.exec_lua("return _G.minime_test.done")
     assert done == [{"cwd": KEY, "session_id": "sess-42", "stop_reason": "end_turn"}]
-    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", st["win"])
-    assert "done" in footer[0][0]
+    title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", st["win"])
+    assert "· done ·" in title[0][0]
     # Visible float: no notification.
     assert nvim.exec_lua("return _G.minime_test.notes") == []
 
@@ -469,17 +469,81 @@ def test_apply_never_throws_and_records_failures(nvim):
     assert answer(nvim) == ["still fine"]
 
 
-def test_a_new_turn_in_the_same_cwd_reuses_the_float_and_clears_it(nvim):
+def test_a_new_turn_in_the_same_cwd_appends_to_the_conversation(nvim):
+    """Issue 10: this test asserted that each ask wiped the float; now the turns stay, in order."""
     apply(nvim, begin("one"), text("answer one"), {"kind": "done", "stop_reason": "end_turn"})
     first = get(nvim)
     apply(nvim, begin("two", session_id="s2"), text("answer two"))
     second = get(nvim)
-    assert second["buf"] != first["buf"], "a fresh buffer: the old highlighter goes with it"
+    assert second["buf"] == first["buf"], "one buffer per conversation"
     assert second["win"] == first["win"]
-    assert lines(nvim) == ["> two", "", "answer two"]
+    assert lines(nvim) == [
+        *["> one", "", "answer one", "", "■ done (end_turn)"],
+        *["", "> two", "", "answer two"],
+    ]
     assert second["running"] is True
-    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", second["win"])
-    assert "running" in footer[0][0]
+    title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", second["win"])
+    assert "running" in title[0][0]
+
+
+def test_reset_empties_the_conversation_and_opens_nothing(nvim):
+    apply(nvim, begin("one"), text("answer one"), {"kind": "done", "stop_reason": "end_turn"})
+    first = get(nvim)
+    apply(nvim, {"kind": "reset"})
+    st = get(nvim)
+    assert lines(nvim) == [""]
+    assert st["buf"] != first["buf"], "a fresh buffer: the old one's highlighter goes with it"
+    assert nvim.exec_lua("return vim.api.nvim_buf_is_valid(...)", first["buf"]) is False
+    assert st["win"] == first["win"]
+    assert st["state"] == "idle"
+    apply(nvim, begin("two"), text("answer two"))
+    assert lines(nvim) == ["> two", "", "answer two"]
+    # A reset for a cwd with no float yet opens none.
+    apply(nvim, {"kind": "reset"}, key="/elsewhere")
+    assert get(nvim, "/elsewhere").get("win") is None
+
+
+def test_a_fresh_begin_starts_an_empty_conversation(nvim):
+    apply(nvim, begin("one"), text("answer one"), {"kind": "done", "stop_reason": "end_turn"})
+    loaded = {**begin("(loaded session s9)", session_id="s9"), "fresh": True}
+    apply(nvim, loaded, {"kind": "user", "text": "old question"}, text("old answer"))
+    assert lines(nvim) == ["> (loaded session s9)", "", "> old question", "", "old answer"]
+
+
+def test_old_turns_tool_output_is_trimmed_and_stays_readable(nvim):
+    keep, trim = nvim.exec_lua(
+        "local c = require('minime.ui.turn.conversation') return { c.KEEP, c.TRIM_LINES }"
+    )
+    out = "\n".join(f"out {i}" for i in range(50))
+    for i in range(keep + 2):
+        apply(
+            nvim,
+            begin(f"ask {i}"),
+            {"kind": "tool_call", "id": f"t{i}", "title": f"tool {i}", "status": "pending"},
+            {"kind": "tool_result", "id": f"t{i}", "status": "completed", "output": out},
+            text(f"answer {i}"),
+            {"kind": "done", "stop_reason": "end_turn"},
+        )
+    all_lines = lines(nvim)
+    for i in range(keep + 2):
+        assert f"> ask {i}" in all_lines and f"answer {i}" in all_lines
+    # The two oldest turns keep their first lines of output and say how many went.
+    note = f"    … {50 - trim} lines of output trimmed (an older turn)"
+    assert all_lines.count(note) == 2
+    assert all_lines.count("    out 49") == keep
+    first = all_lines.index("⚙ tool 0 completed")
+    assert all_lines[first + 1 : first + trim + 2] == [
+        *(f"    out {i}" for i in range(trim)),
+        note,
+    ]
+    # Still folded under its header, the fold spanning the trimmed body.
+    win = get(nvim)["win"]
+    closed = nvim.exec_lua(
+        "return vim.api.nvim_win_call(..., function() return {vim.fn.foldclosed(%d),"
+        " vim.fn.foldclosedend(%d)} end)" % (first + 2, first + 2),
+        win,
+    )
+    assert closed == [first + 1, first + trim + 2]
 
 
 def test_one_float_per_cwd_and_one_shown_at_a_time(nvim):
@@ -513,7 +577,7 @@ def test_vimresized_resizes_the_float(nvim):
     nvim.exec_lua("vim.o.columns = 200; vim.api.nvim_exec_autocmds('VimResized', {})")
     after = nvim.exec_lua("return vim.api.nvim_win_get_config(...).width", win)
     assert after > before
-    assert after == int((200 - 2) * 0.8)
+    assert after == int((200 - 2) * 0.4)  # the side layout's default width
 
 
 def test_notice_lines(nvim):
@@ -589,8 +653,8 @@ def test_done_with_an_error_stop_reason(nvim):
         {"kind": "done", "stop_reason": "error", "error": "mm exited: exit status 1"},
     )
     assert lines(nvim)[-1] == "✗ error: mm exited: exit status 1"
-    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", get(nvim)["win"])
-    assert "failed" in footer[0][0]
+    title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", get(nvim)["win"])
+    assert "· error ·" in title[0][0]
 
 
 def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):

@@ -133,7 +133,8 @@ class Host:
         if ask.ask_id is not None:
             self.bridge.lua("require('minime.rpc').ask_accepted(...)", cwd, ask.ask_id)
         session = self.pool.sessions.get(cwd)
-        self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd))
+        label = clean(ask.label or ask.agent or "")
+        self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
         if session is None or not session.client.alive:
             self.render(cwd, events.Notice("starting the agent…"))
         self._cancelled_start.discard(cwd)
@@ -194,6 +195,7 @@ class Host:
             if session.busy:
                 await session.cancel()
             session.client.forget(session)
+        self.render(cwd, events.Reset())
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
     async def op_stop(self, stop: ops.Stop) -> None:
