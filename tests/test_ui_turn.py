@@ -539,9 +539,10 @@ def test_old_turns_tool_output_is_trimmed_and_stays_readable(nvim):
     # Still folded under its header, the fold spanning the trimmed body.
     win = get(nvim)["win"]
     closed = nvim.exec_lua(
-        "return vim.api.nvim_win_call(..., function() return {vim.fn.foldclosed(%d),"
-        " vim.fn.foldclosedend(%d)} end)" % (first + 2, first + 2),
+        "local win, l = ... return vim.api.nvim_win_call(win, function()"
+        " return {vim.fn.foldclosed(l), vim.fn.foldclosedend(l)} end)",
         win,
+        first + 2,
     )
     assert closed == [first + 1, first + trim + 2]
 
