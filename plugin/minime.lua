@@ -29,7 +29,7 @@ cmd("MiniMeShow", function()
 end, { desc = "Reopen the last turn's float" })
 cmd("MiniMeToggle", function()
   require("minime").toggle()
-end, { desc = "Hide or show the conversation float (the turn goes on)" })
+end, { bar = true, desc = "Hide or show the conversation float (the turn goes on)" })
 vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-toggle)", "<Cmd>MiniMeToggle<CR>", {
   desc = "minime: hide or show the conversation float",
 })
