@@ -6,6 +6,7 @@ from it (multi-line with <C-j>); it sits at the right edge by default; its title
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
+from test_everyday import WATCH_PROMPTS, stored_sessions
 
 
 @pytest.fixture
@@ -202,3 +204,27 @@ def test_follow_the_end_unless_scrolled_up(editor: Editor) -> None:
     assert editor.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) >= end - 1
     editor.nvim.command("MiniMeCancel")
     editor.wait_done(2)
+
+
+def test_a_loaded_session_replays_into_an_empty_conversation(tmp_path: Path) -> None:
+    """:MiniMeSessions: the replayed history is the float's whole content, in the same form as
+    a conversation (quoted user text, folded thinking, the answer), and the next ask appends."""
+    cwd = os.path.realpath(tmp_path)
+    config = agent_file(tmp_path, fake={"load_sessions": stored_sessions(cwd)})
+    with editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": config}, WATCH_PROMPTS) as ed:
+        ed.turn("before loading")
+        ed.nvim.command("MiniMeSessions")
+        wait_for(lambda: ed.lua("return _G.picks"), 20, message="for vim.ui.select")
+        ed.lua("_G.pick(1)")
+        ed.wait_done(2)
+        lines = ed.turn_lines()
+        assert lines[0] == "> (loaded session Fix the parser)"
+        assert "echo: before loading" not in ed.turn_text(), "a fresh conversation"
+        assert "> why does the parser drop comments?" in lines
+        assert "The lexer skips them before the parser sees them." in lines
+        ed.turn("and now?")
+        lines = ed.turn_lines()
+        assert lines[0] == "> (loaded session Fix the parser)"
+        assert lines.index("> and now?") > lines.index(
+            "The lexer skips them before the parser sees them."
+        )
