@@ -684,3 +684,37 @@ def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):
     assert len(prose_lines) > 3
     assert all(line.endswith(" ") for line in prose_lines[:-1])
     assert all(len(line.encode()) <= 10000 for line in prose_lines[:-1] if "x" * 1500 not in line)
+
+
+def test_past_max_lines_the_oldest_turns_leave_with_a_note(nvim):
+    nvim.exec_lua("require('minime.ui.turn.conversation').MAX_LINES = 60")
+    body = "\n".join(f"answer {{}} line {j}" for j in range(20))
+    for i in range(6):
+        apply(
+            nvim,
+            begin(f"ask {i}"),
+            {"kind": "thinking", "text": "hmm\nhmm"},
+            {"kind": "tool_call", "id": f"t{i}", "title": f"tool {i}", "status": "pending"},
+            {"kind": "tool_result", "id": f"t{i}", "output": "a\nb\nc"},
+            text(body.replace("{}", str(i))),
+            {"kind": "done", "stop_reason": "end_turn"},
+        )
+    shown = lines(nvim)
+    assert len(shown) < 60 + 40, "bounded: MAX_LINES and the last turn or two"
+    assert shown[0].startswith("… ") and "earlier turns not shown" in shown[0]
+    dropped = int(shown[0].split()[1])
+    assert shown[2] == f"> ask {dropped}", "the first kept turn follows the note"
+    for i in range(dropped, 6):
+        assert f"answer {i} line 19" in shown
+    assert "answer 0 line 0" not in shown
+    # Folds still line up with the kept tools and thinking blocks.
+    win = get(nvim)["win"]
+    row = shown.index("⚙ tool 5 completed") + 1
+    closed = nvim.exec_lua(
+        "local win, l = ... return vim.api.nvim_win_call(win, function()"
+        " return {vim.fn.foldclosed(l), vim.fn.foldclosedend(l)} end)",
+        win,
+        row + 1,
+    )
+    assert closed == [row, row + 3]
+    assert nvim.exec_lua("return require('minime.ui.turn').errors") == []

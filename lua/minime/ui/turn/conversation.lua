@@ -14,6 +14,9 @@ local M = {}
 --- tool's output (folded under its header, as before) and a line saying how many went.
 M.KEEP = 20
 M.TRIM_LINES = 5
+--- Past this many lines, the oldest turns leave the float (a line says how many and how to
+--- see them: :MiniMeSessions reopens the whole session), keeping at least the last two.
+M.MAX_LINES = 20000
 
 ---@class minime.turn.Past
 ---@field mark integer ns_pos extmark on the turn's first prompt line
@@ -24,7 +27,7 @@ M.TRIM_LINES = 5
 ---@param t minime.turn.Turn
 function M.reset(t)
   buffer.renew(t)
-  t.past = {}
+  t.past, t.dropped = {}, nil
   t.running, t.stop_reason, t.error, t.done = false, nil, nil, nil
   t.quote_next = nil
 end
@@ -80,6 +83,39 @@ local function trim_old(t)
   end
 end
 
+--- Drop the oldest turns while the float holds more than MAX_LINES; one line at the top says
+--- how many went.
+---@param t minime.turn.Turn
+local function drop_old(t)
+  local past = t.past
+  local n = 0
+  while #past > 2 + n and api.nvim_buf_line_count(t.buf) > M.MAX_LINES do
+    local next_row = api.nvim_buf_get_extmark_by_id(t.buf, buffer.ns_pos, past[n + 2].mark, {})[1]
+    if not next_row or next_row <= 2 then
+      break
+    end
+    n = n + 1
+    t.dropped = (t.dropped or 0) + 1
+    local note = ("… %d earlier turn%s not shown (:MiniMeSessions reopens the session)"):format(
+      t.dropped,
+      t.dropped == 1 and "" or "s"
+    )
+    -- The note and a blank line replace everything above the next kept turn's prompt.
+    buffer.splice(t, 0, 0, next_row - 1, 0, { note, "" })
+    for _, ns in ipairs({ buffer.ns_fold, buffer.ns_pos }) do
+      for _, m in ipairs(api.nvim_buf_get_extmarks(t.buf, ns, { 0, 0 }, { 1, 0 }, {})) do
+        api.nvim_buf_del_extmark(t.buf, ns, m[1])
+        t.regions[m[1]] = nil
+      end
+    end
+    api.nvim_buf_clear_namespace(t.buf, buffer.ns_hl, 0, 2)
+    buffer.hl(t, 0, 0, 0, #note, "MiniMeNotice")
+  end
+  for _ = 1, n do
+    table.remove(past, 1)
+  end
+end
+
 --- A new turn: its quoted prompt goes at the end of the conversation.
 ---@param t minime.turn.Turn
 function M.begin(t, ev)
@@ -111,6 +147,7 @@ function M.begin(t, ev)
   end
   t.running, t.stop_reason, t.error = true, nil, nil
   trim_old(t)
+  drop_old(t)
 end
 
 --- Rows (0-based) where each turn's prompt starts, oldest first.
