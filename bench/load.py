@@ -12,8 +12,8 @@
   the turns stay in one conversation float (issue 10).
 * ``conversation``: 200 turns in one conversation, each with a tool whose output is 300 lines
   (a user tool) and an answer: Neovim's RSS and the float's line count after 10 and 200 turns,
-  with old turns' tool output trimmed (the default) and, as the baseline in the same run,
-  without (``KEEP`` raised past the run).
+  with old turns' tool output trimmed and the oldest turns dropped past ``MAX_LINES`` (the
+  defaults) and, as the baseline in the same run, with neither (both raised past the run).
 
 Nothing lost is checked as it goes (each turn's answer in its float); a loss is a ``lost``
 figure above 0, never an exception. No timing target: the issue asks for figures.
@@ -165,11 +165,21 @@ def bench_conversation(root: Path, turns: int = 200) -> None:
         opts = BIG_TOOL_OPTS % (FAKE_MM_BIN, agent_file(work, trace=False))
         with editor_with(work, opts, timeout=60.0) as ed:
             if not trimmed:
-                ed.lua("require('minime.ui.turn.conversation').KEEP = 1e9")
+                ed.lua(
+                    "local c = require('minime.ui.turn.conversation')"
+                    " c.KEEP, c.MAX_LINES = 1e9, 1e9"
+                )
             nvim_pid = ed.lua("return vim.fn.getpid()")
             tag = "trimmed" if trimmed else "whole_baseline"
+            lost = 0
             for i in range(1, turns + 1):
                 ed.turn(f"/tool big\nturn {i}")
+                tail = ed.lua(
+                    "local b = require('minime.ui.turn').get(...).buf"
+                    " return vim.api.nvim_buf_get_lines(b, -6, -1, false)",
+                    ed.cwd,
+                )
+                lost += f"echo: turn {i}" not in tail
                 if i in (10, turns):
                     ed.lua("collectgarbage('collect')")
                     lines = len(ed.turn_lines())
@@ -180,8 +190,6 @@ def bench_conversation(root: Path, turns: int = 200) -> None:
                         "MiB",
                         float_lines=lines,
                     )
-            text = ed.turn_text()
-            lost = sum(f"echo: turn {i}" not in text for i in range(1, turns + 1))
             emit(BENCH, f"conversation_{tag}_turns_lost", lost, "turns", turns=turns)
 
 
