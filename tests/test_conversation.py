@@ -57,7 +57,7 @@ def test_history_across_asks_in_order(editor: Editor) -> None:
     for i, word in enumerate(["alpha", "bravo", "charlie"], 1):
         editor.ask(word)
         editor.wait_done(i)
-    lines = editor.turn_lines()
+    lines = editor.conversation_lines()
     order = ["> alpha", "echo: alpha", "> bravo", "echo: bravo", "> charlie", "echo: charlie"]
     rows = [lines.index(x) for x in order]
     assert rows == sorted(rows), lines
@@ -69,12 +69,12 @@ def test_reset_empties_the_float(editor: Editor) -> None:
     editor.turn("one")
     win = turn(editor)["win"]
     editor.nvim.command("MiniMeReset")
-    wait_for(lambda: editor.turn_lines() == [""], 10, message="an empty conversation")
+    wait_for(lambda: editor.conversation_lines() == [""], 10, message="an empty conversation")
     assert turn(editor)["win"] == win, "the float stays where it was"
     assert "idle" in title(editor)
     editor.turn("two")
-    assert editor.turn_lines()[0] == "> two"
-    assert "echo: one" not in editor.turn_text()
+    assert editor.conversation_lines()[0] == "> two"
+    assert "echo: one" not in editor.conversation_text()
 
 
 def test_toggle_hides_and_shows_without_cancelling_the_turn(editor: Editor) -> None:
@@ -83,8 +83,10 @@ def test_toggle_hides_and_shows_without_cancelling_the_turn(editor: Editor) -> N
     editor.nvim.command("MiniMeToggle")
     assert turn(editor).get("win") is None
     assert turn(editor)["running"] is True
-    seen = editor.turn_text().count("slow ")
-    wait_for(lambda: editor.turn_text().count("slow ") > seen + 2, 10, message="more chunks")
+    seen = editor.conversation_text().count("slow ")
+    wait_for(
+        lambda: editor.conversation_text().count("slow ") > seen + 2, 10, message="more chunks"
+    )
     editor.nvim.feedkeys(editor.nvim.replace_termcodes("<Plug>(minime-toggle)", True, True, True))
     wait_for(lambda: turn(editor).get("win") is not None, 10, message="shown again")
     assert turn(editor)["running"] is True
@@ -118,7 +120,7 @@ def test_reply_from_the_float_is_the_next_ask_and_c_j_makes_two_lines(editor: Ed
     wait_for(lambda: current(editor)["height"] == 2, 5, message="the input grows")
     editor.nvim.input("<CR>")
     editor.wait_done(3)
-    lines = editor.turn_lines()
+    lines = editor.conversation_lines()
     order = ["> first", "echo: first", "> second", "echo: second"]
     order += ["> line one", "> line two", "echo: line one", "echo: line two"]
     rows = [lines.index(x) for x in order]
@@ -133,7 +135,7 @@ def test_ask_with_no_text_opens_the_input(editor: Editor) -> None:
     assert editor.float_config(box["win"])["relative"] == "editor"  # no float to sit on yet
     editor.nvim.input("from the box<CR>")
     editor.wait_done()
-    assert "echo: from the box" in editor.turn_text()
+    assert "echo: from the box" in editor.conversation_text()
     # With the conversation shown, the box sits on it.
     editor.nvim.command("MiniMeAsk")
     box = wait_input(editor)
@@ -193,13 +195,17 @@ def test_follow_the_end_unless_scrolled_up(editor: Editor) -> None:
     editor.ask("/slow 30")
     editor.wait_text("slow 0")
     editor.lua("vim.api.nvim_win_set_cursor(..., {1, 0})", win)
-    seen = editor.turn_text().count("slow ")
-    wait_for(lambda: editor.turn_text().count("slow ") > seen + 2, 10, message="more chunks")
+    seen = editor.conversation_text().count("slow ")
+    wait_for(
+        lambda: editor.conversation_text().count("slow ") > seen + 2, 10, message="more chunks"
+    )
     assert editor.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == 1
     # Back at the end: it follows again.
     editor.lua("local w = ... vim.api.nvim_win_call(w, function() vim.cmd('normal! G') end)", win)
-    seen = editor.turn_text().count("slow ")
-    wait_for(lambda: editor.turn_text().count("slow ") > seen + 2, 10, message="more chunks")
+    seen = editor.conversation_text().count("slow ")
+    wait_for(
+        lambda: editor.conversation_text().count("slow ") > seen + 2, 10, message="more chunks"
+    )
     end = editor.lua("return vim.api.nvim_buf_line_count(...)", turn(editor)["buf"])
     assert editor.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) >= end - 1
     editor.nvim.command("MiniMeCancel")
@@ -217,13 +223,13 @@ def test_a_loaded_session_replays_into_an_empty_conversation(tmp_path: Path) -> 
         wait_for(lambda: ed.lua("return _G.picks"), 20, message="for vim.ui.select")
         ed.lua("_G.pick(1)")
         ed.wait_done(2)
-        lines = ed.turn_lines()
+        lines = ed.conversation_lines()
         assert lines[0] == "> (loaded session Fix the parser)"
-        assert "echo: before loading" not in ed.turn_text(), "a fresh conversation"
+        assert "echo: before loading" not in ed.conversation_text(), "a fresh conversation"
         assert "> why does the parser drop comments?" in lines
         assert "The lexer skips them before the parser sees them." in lines
         ed.turn("and now?")
-        lines = ed.turn_lines()
+        lines = ed.conversation_lines()
         assert lines[0] == "> (loaded session Fix the parser)"
         assert lines.index("> and now?") > lines.index(
             "The lexer skips them before the parser sees them."

@@ -150,6 +150,15 @@ function M.begin(t, ev)
   drop_old(t)
 end
 
+--- Row (0-based) where the last turn's prompt starts (0 with none).
+---@param t minime.turn.Turn
+---@return integer
+function M.last_start(t)
+  local past = t.past and t.past[#t.past]
+  local row = past and api.nvim_buf_get_extmark_by_id(t.buf, buffer.ns_pos, past.mark, {})[1]
+  return row or 0
+end
+
 --- Rows (0-based) where each turn's prompt starts, oldest first.
 ---@param t minime.turn.Turn
 ---@return integer[]

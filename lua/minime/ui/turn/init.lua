@@ -283,7 +283,7 @@ end
 --- State of a turn, or nil.
 ---@param key string
 ---@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string,
----  stop_reason?: string}?
+---  stop_reason?: string, state: string, agent?: string, last_start: integer}?
 function M.get(key)
   local t = turns[key]
   if not t then
@@ -299,6 +299,7 @@ function M.get(key)
     stop_reason = t.stop_reason,
     state = float.state(t),
     agent = t.agent,
+    last_start = conversation.last_start(t),
   }
 end
 
