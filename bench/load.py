@@ -8,7 +8,12 @@
   8``): first ask → last MiniMeTurnDone, and how many floats hold every chunk in order.
 * ``turns1000``: 1,000 turns in a row on one session (``echo: turn i``): per-turn time (ask →
   MiniMeTurnDone, both ``vim.uv.hrtime()`` in Neovim), and the Python host's RSS
-  (/proc/<pid>/status VmRSS) after 10, 100, 500 and 1,000 turns, next to Neovim's own.
+  (/proc/<pid>/status VmRSS) after 10, 100, 500 and 1,000 turns, next to Neovim's own. All
+  the turns stay in one conversation float (issue 10).
+* ``conversation``: 200 turns in one conversation, each with a tool whose output is 300 lines
+  (a user tool) and an answer: Neovim's RSS and the float's line count after 10 and 200 turns,
+  with old turns' tool output trimmed and the oldest turns dropped past ``MAX_LINES`` (the
+  defaults) and, as the baseline in the same run, with neither (both raised past the run).
 
 Nothing lost is checked as it goes (each turn's answer in its float); a loss is a ``lost``
 figure above 0, never an exception. No timing target: the issue asks for figures.
@@ -27,7 +32,7 @@ from pathlib import Path
 from _common import emit, median, quantile
 from fake_mm import chunks_text
 from nvim_harness import wait_for
-from plugin_harness import ALLOW_CLIENT_TOOLS, Editor, editor
+from plugin_harness import ALLOW_CLIENT_TOOLS, FAKE_MM_BIN, Editor, agent_file, editor, editor_with
 from test_load import model_reads
 
 BENCH = "load"
@@ -141,6 +146,53 @@ def bench_turns(root: Path, turns: int) -> None:
         emit(BENCH, "turns_lost", lost, "turns", turns=turns, sessions=len(sessions))
 
 
+# A user tool answering 300 lines, allowed by a rule: each turn's float gets a 300-line body.
+BIG_TOOL_OPTS = """{
+  mm = %r, config = %r,
+  permission_rules = { { pattern = "client: *", decision = "allow" } },
+  tools = { {
+    name = "big", description = "300 lines", input_schema = { type = "object", properties = {} },
+    handler = function() local t = {} for i = 1, 300 do t[i] = "output line " .. i end
+      return table.concat(t, "\\n") end,
+  } },
+}"""
+
+
+def bench_conversation(root: Path, turns: int = 200) -> None:
+    for trimmed in (True, False):
+        work = root / f"conversation_{'trimmed' if trimmed else 'whole'}"
+        work.mkdir()
+        opts = BIG_TOOL_OPTS % (FAKE_MM_BIN, agent_file(work, trace=False))
+        with editor_with(work, opts, timeout=60.0) as ed:
+            if not trimmed:
+                ed.lua(
+                    "local c = require('minime.ui.turn.conversation')"
+                    " c.KEEP, c.MAX_LINES = 1e9, 1e9"
+                )
+            nvim_pid = ed.lua("return vim.fn.getpid()")
+            tag = "trimmed" if trimmed else "whole_baseline"
+            lost = 0
+            for i in range(1, turns + 1):
+                ed.turn(f"/tool big\nturn {i}")
+                tail = ed.lua(
+                    "local b = require('minime.ui.turn').get(...).buf"
+                    " return vim.api.nvim_buf_get_lines(b, -6, -1, false)",
+                    ed.cwd,
+                )
+                lost += f"echo: turn {i}" not in tail
+                if i in (10, turns):
+                    ed.lua("collectgarbage('collect')")
+                    lines = len(ed.turn_lines())
+                    emit(
+                        BENCH,
+                        f"conversation_{tag}_nvim_rss_after_{i}_turns",
+                        rss_mib(nvim_pid),
+                        "MiB",
+                        float_lines=lines,
+                    )
+            emit(BENCH, f"conversation_{tag}_turns_lost", lost, "turns", turns=turns)
+
+
 def main(argv: list[str]) -> int:
     turns = int(argv[0]) if argv else 1000
     loadavg()
@@ -148,6 +200,7 @@ def main(argv: list[str]) -> int:
         root = Path(tmp)
         bench_calls50(root)
         bench_cwds10(root)
+        bench_conversation(root)
         bench_turns(root, turns)
     return 0
 

@@ -27,6 +27,12 @@ end, { desc = "Stop the agent" })
 cmd("MiniMeShow", function()
   require("minime").show()
 end, { desc = "Reopen the last turn's float" })
+cmd("MiniMeToggle", function()
+  require("minime").toggle()
+end, { bar = true, desc = "Hide or show the conversation float (the turn goes on)" })
+vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-toggle)", "<Cmd>MiniMeToggle<CR>", {
+  desc = "minime: hide or show the conversation float",
+})
 cmd("MiniMeSessions", function()
   require("minime").sessions()
 end, { desc = "Reopen an earlier session of the agent for this cwd" })

@@ -122,14 +122,26 @@ class Editor:
             self.lua("require('minime').ask(...)", text)
 
     def turn_lines(self, cwd: str | None = None) -> list[str]:
+        """The last turn of the conversation float: from its prompt to the end."""
+        return self.lua(
+            "local t = require('minime.ui.turn').get(...)"
+            " return t and vim.api.nvim_buf_get_lines(t.buf, t.last_start, -1, false) or {}",
+            cwd or self.cwd,
+        )
+
+    def turn_text(self, cwd: str | None = None) -> str:
+        return "\n".join(self.turn_lines(cwd))
+
+    def conversation_lines(self, cwd: str | None = None) -> list[str]:
+        """The whole conversation float: every turn of the session, in order."""
         return self.lua(
             "local t = require('minime.ui.turn').get(...)"
             " return t and vim.api.nvim_buf_get_lines(t.buf, 0, -1, false) or {}",
             cwd or self.cwd,
         )
 
-    def turn_text(self, cwd: str | None = None) -> str:
-        return "\n".join(self.turn_lines(cwd))
+    def conversation_text(self, cwd: str | None = None) -> str:
+        return "\n".join(self.conversation_lines(cwd))
 
     def done(self) -> list[dict[str, Any]]:
         return self.lua("return _G.done")

@@ -286,7 +286,7 @@ def test_setup_loads_only_the_options_and_the_code_reads_them_when_it_loads() ->
         # minime.ui.last_key: keys are timed from start-up (a prompt never grabs focus after one).
         assert loaded == ["minime", "minime.config", "minime.ui.last_key"]
         nvim.exec_lua(TURN_BEGIN)
-        assert nvim.exec_lua(FLOAT_WIDTH) == 33  # the option, not the default 0.8
+        assert nvim.exec_lua(FLOAT_WIDTH) == 33  # the option, not the default 0.4
         assert nvim.exec_lua(CURRENT_WIN) == nvim.exec_lua(TURN_WIN)  # focus = true
     bad = "{ tools = { { name = 'x' } } }"
     with start(init(bad)) as nvim:
@@ -349,9 +349,9 @@ def test_a_second_setup_is_what_every_module_uses_next_without_reloading() -> No
             f"return vim.api.nvim_win_get_config((function() {PROMPT_WIN} end)()).footer"
         )
         assert footer[0][1:] == ["Comment"]
-        # The turn float, shown again: back to the default width (0.8 of the editor).
+        # The turn float, shown again: back to the default width (0.4 of the editor, beside).
         nvim.exec_lua("require('minime.ui.turn').open('/tmp/minime-h')")
-        assert nvim.exec_lua(FLOAT_WIDTH) == int((nvim.exec_lua("return vim.o.columns") - 2) * 0.8)
+        assert nvim.exec_lua(FLOAT_WIDTH) == int((nvim.exec_lua("return vim.o.columns") - 2) * 0.4)
 
 
 def test_a_section_that_is_not_a_table_is_said_and_keeps_its_defaults() -> None:
@@ -361,12 +361,12 @@ def test_a_section_that_is_not_a_table_is_said_and_keeps_its_defaults() -> None:
         notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
         assert any("`window` must be a table" in n for n in notes), notes
         nvim.exec_lua(TURN_BEGIN)
-        assert nvim.exec_lua(FLOAT_WIDTH) == int((nvim.exec_lua("return vim.o.columns") - 2) * 0.8)
+        assert nvim.exec_lua(FLOAT_WIDTH) == int((nvim.exec_lua("return vim.o.columns") - 2) * 0.4)
         assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
         nvim.exec_lua("require('minime').setup('big')")  # not even a table: said, no traceback
         notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
         assert "minime: setup() takes a table of options (got string): the defaults apply" in notes
-        assert nvim.exec_lua("return require('minime.config').options.window.width") == 0.8
+        assert nvim.exec_lua("return require('minime.config').options.window.layout") == "side"
 
 
 # require("minime"): the documented verbs (:h minime-api) and fields.
@@ -381,6 +381,7 @@ PUBLIC = {
     "load_session",
     "install",
     "show",
+    "toggle",
     "statusline",
     "min_version",
 }

@@ -130,11 +130,11 @@ def test_markdown_highlighting_none_while_streaming_treesitter_when_done(nvim):
     apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
     assert nvim.exec_lua(ts_active, buf) is True
     apply(nvim, begin("again"))
-    # A new turn gets a fresh buffer: a stopped highlighter leaks its callbacks in 0.11.
-    assert nvim.exec_lua("return vim.api.nvim_buf_is_valid(...)", buf) is False
-    buf = get(nvim)["buf"]
-    assert nvim.exec_lua(ts_active, buf) is False
-    assert nvim.exec_lua(syntax, buf) == ["", None], "no regex syntax while streaming"
+    # One buffer per conversation (issue 10: it was one per turn), and its highlighter is never
+    # stopped and restarted: a stopped highlighter leaks its callbacks in 0.11.
+    assert get(nvim)["buf"] == buf
+    assert nvim.exec_lua(ts_active, buf) is True
+    assert nvim.exec_lua(syntax, buf) == ["", None], "no regex syntax"
     assert nvim.exec_lua("return vim.bo[...].filetype", buf) == "markdown"
     assert nvim.exec_lua("return vim.b[...].minime", buf) == "turn"
 
@@ -358,8 +358,8 @@ def test_done_shows_usage_fires_the_event_and_stops_the_turn(nvim):
     assert st["stop_reason"] == "end_turn"
     done = nvim.exec_lua("return _G.minime_test.done")
     assert done == [{"cwd": KEY, "session_id": "sess-42", "stop_reason": "end_turn"}]
-    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", st["win"])
-    assert "done" in footer[0][0]
+    title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", st["win"])
+    assert "· done ·" in title[0][0]
     # Visible float: no notification.
     assert nvim.exec_lua("return _G.minime_test.notes") == []
 
@@ -508,17 +508,82 @@ def test_apply_never_throws_and_records_failures(nvim):
     assert answer(nvim) == ["still fine"]
 
 
-def test_a_new_turn_in_the_same_cwd_reuses_the_float_and_clears_it(nvim):
+def test_a_new_turn_in_the_same_cwd_appends_to_the_conversation(nvim):
+    """Issue 10: this test asserted that each ask wiped the float; now the turns stay, in order."""
     apply(nvim, begin("one"), text("answer one"), {"kind": "done", "stop_reason": "end_turn"})
     first = get(nvim)
     apply(nvim, begin("two", session_id="s2"), text("answer two"))
     second = get(nvim)
-    assert second["buf"] != first["buf"], "a fresh buffer: the old highlighter goes with it"
+    assert second["buf"] == first["buf"], "one buffer per conversation"
     assert second["win"] == first["win"]
-    assert lines(nvim) == ["> two", "", "answer two"]
+    assert lines(nvim) == [
+        *["> one", "", "answer one", "", "■ done (end_turn)"],
+        *["", "> two", "", "answer two"],
+    ]
     assert second["running"] is True
-    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", second["win"])
-    assert "running" in footer[0][0]
+    title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", second["win"])
+    assert "running" in title[0][0]
+
+
+def test_reset_empties_the_conversation_and_opens_nothing(nvim):
+    apply(nvim, begin("one"), text("answer one"), {"kind": "done", "stop_reason": "end_turn"})
+    first = get(nvim)
+    apply(nvim, {"kind": "reset"})
+    st = get(nvim)
+    assert lines(nvim) == [""]
+    assert st["buf"] != first["buf"], "a fresh buffer: the old one's highlighter goes with it"
+    assert nvim.exec_lua("return vim.api.nvim_buf_is_valid(...)", first["buf"]) is False
+    assert st["win"] == first["win"]
+    assert st["state"] == "idle"
+    apply(nvim, begin("two"), text("answer two"))
+    assert lines(nvim) == ["> two", "", "answer two"]
+    # A reset for a cwd with no float yet opens none.
+    apply(nvim, {"kind": "reset"}, key="/elsewhere")
+    assert get(nvim, "/elsewhere").get("win") is None
+
+
+def test_a_fresh_begin_starts_an_empty_conversation(nvim):
+    apply(nvim, begin("one"), text("answer one"), {"kind": "done", "stop_reason": "end_turn"})
+    loaded = {**begin("(loaded session s9)", session_id="s9"), "fresh": True}
+    apply(nvim, loaded, {"kind": "user", "text": "old question"}, text("old answer"))
+    assert lines(nvim) == ["> (loaded session s9)", "", "> old question", "", "old answer"]
+
+
+def test_old_turns_tool_output_is_trimmed_and_stays_readable(nvim):
+    keep, trim = nvim.exec_lua(
+        "local c = require('minime.ui.turn.conversation') return { c.KEEP, c.TRIM_LINES }"
+    )
+    out = "\n".join(f"out {i}" for i in range(50))
+    for i in range(keep + 2):
+        apply(
+            nvim,
+            begin(f"ask {i}"),
+            {"kind": "tool_call", "id": f"t{i}", "title": f"tool {i}", "status": "pending"},
+            {"kind": "tool_result", "id": f"t{i}", "status": "completed", "output": out},
+            text(f"answer {i}"),
+            {"kind": "done", "stop_reason": "end_turn"},
+        )
+    all_lines = lines(nvim)
+    for i in range(keep + 2):
+        assert f"> ask {i}" in all_lines and f"answer {i}" in all_lines
+    # The two oldest turns keep their first lines of output and say how many went.
+    note = f"    … {50 - trim} lines of output trimmed (an older turn)"
+    assert all_lines.count(note) == 2
+    assert all_lines.count("    out 49") == keep
+    first = all_lines.index("⚙ tool 0 completed")
+    assert all_lines[first + 1 : first + trim + 2] == [
+        *(f"    out {i}" for i in range(trim)),
+        note,
+    ]
+    # Still folded under its header, the fold spanning the trimmed body.
+    win = get(nvim)["win"]
+    closed = nvim.exec_lua(
+        "local win, l = ... return vim.api.nvim_win_call(win, function()"
+        " return {vim.fn.foldclosed(l), vim.fn.foldclosedend(l)} end)",
+        win,
+        first + 2,
+    )
+    assert closed == [first + 1, first + trim + 2]
 
 
 def test_one_float_per_cwd_and_one_shown_at_a_time(nvim):
@@ -552,7 +617,7 @@ def test_vimresized_resizes_the_float(nvim):
     nvim.exec_lua("vim.o.columns = 200; vim.api.nvim_exec_autocmds('VimResized', {})")
     after = nvim.exec_lua("return vim.api.nvim_win_get_config(...).width", win)
     assert after > before
-    assert after == int((200 - 2) * 0.8)
+    assert after == int((200 - 2) * 0.4)  # the side layout's default width
 
 
 def test_notice_lines(nvim):
@@ -628,8 +693,8 @@ def test_done_with_an_error_stop_reason(nvim):
         {"kind": "done", "stop_reason": "error", "error": "mm exited: exit status 1"},
     )
     assert lines(nvim)[-1] == "✗ error: mm exited: exit status 1"
-    footer = nvim.exec_lua("return vim.api.nvim_win_get_config(...).footer", get(nvim)["win"])
-    assert "failed" in footer[0][0]
+    title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", get(nvim)["win"])
+    assert "· error ·" in title[0][0]
 
 
 def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):
@@ -658,3 +723,37 @@ def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):
     assert len(prose_lines) > 3
     assert all(line.endswith(" ") for line in prose_lines[:-1])
     assert all(len(line.encode()) <= 10000 for line in prose_lines[:-1] if "x" * 1500 not in line)
+
+
+def test_past_max_lines_the_oldest_turns_leave_with_a_note(nvim):
+    nvim.exec_lua("require('minime.ui.turn.conversation').MAX_LINES = 60")
+    body = "\n".join(f"answer {{}} line {j}" for j in range(20))
+    for i in range(6):
+        apply(
+            nvim,
+            begin(f"ask {i}"),
+            {"kind": "thinking", "text": "hmm\nhmm"},
+            {"kind": "tool_call", "id": f"t{i}", "title": f"tool {i}", "status": "pending"},
+            {"kind": "tool_result", "id": f"t{i}", "output": "a\nb\nc"},
+            text(body.replace("{}", str(i))),
+            {"kind": "done", "stop_reason": "end_turn"},
+        )
+    shown = lines(nvim)
+    assert len(shown) < 60 + 40, "bounded: MAX_LINES and the last turn or two"
+    assert shown[0].startswith("… ") and "earlier turns not shown" in shown[0]
+    dropped = int(shown[0].split()[1])
+    assert shown[2] == f"> ask {dropped}", "the first kept turn follows the note"
+    for i in range(dropped, 6):
+        assert f"answer {i} line 19" in shown
+    assert "answer 0 line 0" not in shown
+    # Folds still line up with the kept tools and thinking blocks.
+    win = get(nvim)["win"]
+    row = shown.index("⚙ tool 5 completed") + 1
+    closed = nvim.exec_lua(
+        "local win, l = ... return vim.api.nvim_win_call(win, function()"
+        " return {vim.fn.foldclosed(l), vim.fn.foldclosedend(l)} end)",
+        win,
+        row + 1,
+    )
+    assert closed == [row, row + 3]
+    assert nvim.exec_lua("return require('minime.ui.turn').errors") == []

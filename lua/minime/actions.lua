@@ -67,22 +67,44 @@ local function host_payload(cwd)
   return payload
 end
 
---- Send `text` to the agent for the current cwd (window- and tab-local cwds count).
+--- The cwd's key (the host's: the real path) and the conversation float shown for it, if any.
+---@param cwd string
+local function shown_float(cwd)
+  local turn = package.loaded["minime.ui.turn"]
+  if not turn then
+    return nil
+  end
+  local key, win = turn.shown()
+  if key and (key == cwd or key == vim.uv.fs_realpath(cwd)) then
+    return win
+  end
+  return nil
+end
+
+--- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float).
+local function prompt_for(cwd, range, anchor)
+  require("minime.ui.input").open({
+    prompt_title = " minime ",
+    anchor = anchor,
+    on_submit = function(input)
+      if input and vim.trim(input) ~= "" then
+        M.ask(input, range, cwd)
+      end
+    end,
+  })
+end
+
+--- Send `text` to the agent for the current cwd (window- and tab-local cwds count), or `cwd`.
+--- No text: the input float (over the conversation float when it is shown).
 ---@param text? string
 ---@param range? integer[] {first, last} lines of the current buffer sent as context
-function M.ask(text, range)
+---@param cwd? string
+function M.ask(text, range, cwd)
+  cwd = cwd or vim.fn.getcwd()
   if not text or vim.trim(text) == "" then
-    require("minime.ui.input").open({
-      prompt_title = " minime ",
-      on_submit = function(input)
-        if input and vim.trim(input) ~= "" then
-          M.ask(input, range)
-        end
-      end,
-    })
+    prompt_for(cwd, range, shown_float(cwd))
     return
   end
-  local cwd = vim.fn.getcwd()
   local ok, err = pcall(function()
     local payload = host_payload(cwd)
     local context, selection = with_context(text, range, cwd)
@@ -194,6 +216,26 @@ end
 --- Reopen the last turn's float.
 function M.show()
   require("minime.ui.turn").reopen_last()
+end
+
+--- Reply from the conversation float of `key` (a cwd): the input float over it.
+---@param key string
+function M.reply(key)
+  local t = require("minime.ui.turn").get(key)
+  prompt_for(key, nil, t and t.win or nil)
+end
+
+--- Hide the conversation float, or show the current cwd's (else the last one).
+function M.toggle()
+  local turn = require("minime.ui.turn")
+  if turn.shown() then
+    turn.toggle()
+    return
+  end
+  local cwd = vim.fn.getcwd()
+  if not turn.toggle(vim.uv.fs_realpath(cwd) or cwd) then
+    vim.notify("minime: no conversation yet — :MiniMeAsk starts one", vim.log.levels.INFO)
+  end
 end
 
 return M

@@ -37,7 +37,9 @@ local function defaults()
     -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an
     -- error and the next ask works.
     cancel_timeout = 30,
-    window = { width = 0.8, height = 0.6, border = "rounded", focus = false },
+    -- layout: "side" (full height at the editor's right edge) or "center"; width: a fraction
+    -- (<= 1) of the editor or columns (nil: 0.4 beside, 0.8 centred); height: "center" only.
+    window = { layout = "side", width = nil, height = 0.6, border = "rounded", focus = false },
     -- focus: the prompt takes focus when nobody is typing; key_delay: seconds its keys wait
     -- after it took focus; idle: seconds since your last key before it may; timeout: seconds
     -- before an unanswered prompt is rejected (nil: never).

@@ -52,7 +52,7 @@ local function verb(name)
 end
 
 --- Send `text` to the agent for the current cwd (no text: ask for it in a prompt float).
----@type fun(text?: string, range?: integer[])
+---@type fun(text?: string, range?: integer[], cwd?: string)
 M.ask = verb("ask")
 --- Cancel the running turn of the current cwd (or of `cwd`).
 ---@type fun(cwd?: string)
@@ -73,6 +73,8 @@ M.load_session = verb("load_session")
 M.install = verb("install")
 --- Reopen the last turn's float.
 M.show = verb("show")
+--- Hide the conversation float, or show it again (the turn goes on either way).
+M.toggle = verb("toggle")
 
 --- The statusline piece (a spinner while a turn runs).
 function M.statusline()

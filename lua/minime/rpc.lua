@@ -47,13 +47,25 @@ end
 function M.permission(req)
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
     to_host("permission_answer", { id = req.id, option_id = option_id, remember = remember, reason = reason })
+    M.turn_state()
   end)
+  M.turn_state()
+end
+
+--- The conversation float's title says whether a permission prompt waits.
+function M.turn_state()
+  local turn = package.loaded["minime.ui.turn"]
+  if turn then
+    pcall(turn.refresh)
+  end
 end
 
 --- The host answered permission request `id` itself (timeout, cancel): close its float.
 ---@param id string
 function M.permission_close(id)
-  return require("minime.ui.permission").close(id)
+  local closed = require("minime.ui.permission").close(id)
+  M.turn_state()
+  return closed
 end
 
 ---@param pid integer the agent's process-group id, ended with the editor

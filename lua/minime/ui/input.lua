@@ -1,9 +1,10 @@
---- A one-line input float (the prompt box).
+--- The input float (the prompt box): one line that grows, up to MAX_LINES, as lines are added.
 ---
---- <CR> (insert or normal mode) submits the line. <Esc> cancels in normal mode and also in
---- insert mode: for a one-line box a second <Esc> to get out would only be a trap. <C-c>
---- cancels too, and so does closing the float (:q). Leaving it (a permission prompt taking
---- focus, <C-w>w) keeps it and its text.
+--- <CR> (insert or normal mode) submits the whole text; <C-j> (and <S-CR> where the terminal
+--- sends it) inserts a newline. <Esc> cancels in normal mode and also in insert mode: a second
+--- <Esc> to get out would only be a trap. <C-c> cancels too, and so does closing the float (:q).
+--- Leaving it (a permission prompt taking focus, <C-w>w) keeps it and its text. Anchored to a
+--- window (the conversation float), it sits over that window's bottom lines, as wide as it.
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -12,12 +13,42 @@ local M = {}
 
 -- Its width (a fraction (<= 1) of the editor, or columns) and border: not options.
 local LAYOUT = { width = 0.6, border = "rounded" }
+-- The float grows with its text up to this many lines (then it scrolls).
+local MAX_LINES = 8
 
 ---@class minime.input.Opts
 ---@field prompt_title? string shown in the border
----@field default? string initial text
----@field on_submit fun(text: string) called with the line as typed (possibly '')
+---@field default? string initial text (may hold newlines)
+---@field anchor? integer a window to sit over (its bottom lines), else centred in the editor
+---@field on_submit fun(text: string) called with the text as typed, lines joined by "\n"
 ---@field on_cancel? fun()
+
+---@param opts minime.input.Opts
+---@param n integer lines of text
+local function win_config(opts, n)
+  local height = math.max(1, math.min(n, MAX_LINES))
+  local base = {
+    width = LAYOUT.width,
+    height = height,
+    border = LAYOUT.border,
+    zindex = 70,
+    footer = " <CR> send · <C-j> newline · <Esc> cancel ",
+  }
+  local title = opts.prompt_title and vim.trim(window.oneline(opts.prompt_title))
+  base.title = title and (" " .. title .. " ") or nil
+  local anchor = opts.anchor
+  if anchor and api.nvim_win_is_valid(anchor) then
+    local cfg = window.centered(base, height)
+    local aw = api.nvim_win_get_width(anchor)
+    local ah = api.nvim_win_get_height(anchor)
+    cfg.relative, cfg.win = "win", anchor
+    cfg.width = math.max(aw - 2, 10)
+    cfg.height = math.max(1, math.min(height, ah - 2))
+    cfg.row, cfg.col = math.max(ah - cfg.height - 2, 0), 0
+    return cfg
+  end
+  return window.centered(base, height)
+end
 
 --- Open the input float and start insert mode. Returns its window.
 ---@param opts minime.input.Opts
@@ -25,22 +56,14 @@ local LAYOUT = { width = 0.6, border = "rounded" }
 function M.open(opts)
   local buf = window.scratch("input")
   vim.bo[buf].undolevels = -123456 -- the global value: undo works while typing
-  local default = window.oneline(opts.default)
-  api.nvim_buf_set_lines(buf, 0, -1, false, { default })
+  local default = opts.default
+  local lines = vim.split(default == nil and "" or tostring(default), "\r?\n")
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
 
-  local title = opts.prompt_title and vim.trim(window.oneline(opts.prompt_title))
-  title = title and (" " .. title .. " ") or nil
-  local cfg = window.centered({
-    width = LAYOUT.width,
-    height = 1,
-    border = LAYOUT.border,
-    zindex = 70,
-    title = title,
-    footer = " <CR> send · <Esc> cancel ",
-  }, 1)
   local prev = api.nvim_get_current_win()
-  local win = api.nvim_open_win(buf, true, cfg)
-  api.nvim_win_set_cursor(win, { 1, #default })
+  local win = api.nvim_open_win(buf, true, win_config(opts, #lines))
+  api.nvim_win_set_cursor(win, { #lines, #lines[#lines] })
+  vim.wo[win].wrap = true
   vim.cmd("startinsert!")
 
   local done = false
@@ -60,18 +83,34 @@ function M.open(opts)
     end
   end
   local function submit()
-    finish(opts.on_submit, api.nvim_buf_get_lines(buf, 0, 1, false)[1] or "")
+    finish(opts.on_submit, table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
   end
   local function cancel()
     finish(opts.on_cancel)
+  end
+  local function newline()
+    local row, col = unpack(api.nvim_win_get_cursor(win))
+    api.nvim_buf_set_text(buf, row - 1, col, row - 1, col, { "", "" })
+    api.nvim_win_set_cursor(win, { row + 1, 0 })
   end
 
   local map = function(modes, lhs, fn, desc)
     vim.keymap.set(modes, lhs, fn, { buffer = buf, nowait = true, desc = "minime: " .. desc })
   end
   map({ "n", "i" }, "<CR>", submit, "send")
+  map("i", "<C-j>", newline, "new line")
+  map("i", "<S-CR>", newline, "new line")
   map({ "n", "i" }, "<Esc>", cancel, "cancel")
   map({ "n", "i" }, "<C-c>", cancel, "cancel")
+  -- The float grows (and shrinks) with its text.
+  api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
+    buffer = buf,
+    callback = function()
+      if api.nvim_win_is_valid(win) then
+        api.nvim_win_set_config(win, win_config(opts, api.nvim_buf_line_count(buf)))
+      end
+    end,
+  })
   -- Closed some other way: a cancel (scheduled: callbacks may open windows).
   api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(win),

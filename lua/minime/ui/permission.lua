@@ -340,6 +340,21 @@ function M.pending()
   return ids
 end
 
+--- Whether a prompt of a turn in `cwd` waits for an answer (the conversation's title says so).
+---@param cwd string
+---@return boolean
+function M.waiting(cwd)
+  if current and view.str(current.req.cwd) == cwd then
+    return true
+  end
+  for _, p in ipairs(queue) do
+    if view.str(p.req.cwd) == cwd then
+      return true
+    end
+  end
+  return false
+end
+
 --- The float of the shown prompt, if any.
 ---@return integer?
 function M.win()

@@ -96,6 +96,20 @@ function M.centered(opts, lines)
   return cfg
 end
 
+--- Config for a float along the editor's right edge, full height (a side panel): its
+--- border's right edge is the editor's; `opts.height` is not used.
+---@param opts minime.ui.FloatOpts
+---@return vim.api.keyset.win_config
+function M.side(opts)
+  local edge = (opts.border == "none" or opts.border == "") and 0 or 2
+  local aw, ah = M.area() -- both less a border of 2
+  aw, ah = aw + 2 - edge, ah + 2 - edge
+  local width = M.size(opts.width, aw, 20)
+  local cfg = M.centered(opts)
+  cfg.width, cfg.height, cfg.row, cfg.col = width, ah, 0, aw - width
+  return cfg
+end
+
 --- A scratch buffer: not listed, no file, no swap, no undo history.
 ---@param kind string value of b:minime
 ---@param bufhidden? string default "wipe"

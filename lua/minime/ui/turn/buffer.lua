@@ -1,4 +1,4 @@
---- The turn's buffer: made (and renewed) per turn, its end position tracked rather than read
+--- The conversation's buffer: made (and renewed on reset), its end position tracked rather than read
 --- back, every edit one nvim_buf_set_text, the extmark namespaces, and markdown highlighting
 --- only once a turn is done.
 local float = require("minime.ui.turn.float")
@@ -81,18 +81,6 @@ function M.splice(t, srow, scol, erow, ecol, lines)
   else
     t.row = t.row + (#lines - 1) - (erow - srow)
   end
-end
-
---- Replace the whole buffer (a new turn's prompt).
----@param t minime.turn.Turn
----@param lines string[]
-function M.set_all(t, lines)
-  for _, ns in ipairs({ ns_fold, ns_hl, M.ns_pos }) do
-    api.nvim_buf_clear_namespace(t.buf, ns, 0, -1)
-  end
-  fold_rows[t.buf] = nil
-  api.nvim_buf_set_lines(t.buf, 0, -1, false, lines)
-  M.sync_end(t)
 end
 
 --- Set an extmark in ns_fold (a region foldexpr reads).
@@ -191,9 +179,10 @@ function M.forget(buf)
   M.by_buf[buf], fold_rows[buf] = nil, nil
 end
 
---- Put a fresh buffer in place of the turn's: Neovim 0.11 keeps a stopped tree-sitter
---- highlighter's callbacks, so stopping and restarting it on one buffer grew Neovim by ~35 KB a
---- turn (bench/load.py: 13 → 48 MiB over 1,000 turns). A wiped buffer takes them along.
+--- Put a fresh buffer in place of the conversation's (reset): Neovim 0.11 keeps a stopped
+--- tree-sitter highlighter's callbacks, so stopping and restarting it on one buffer grew Neovim
+--- by ~35 KB a time (bench/load.py: 13 → 48 MiB over 1,000 turns). A wiped buffer takes them
+--- along; within a conversation the highlighter, once started, is never stopped.
 ---@param t minime.turn.Turn
 function M.renew(t)
   local old, win = t.buf, float.visible(t) and t.win or nil

@@ -208,25 +208,4 @@ function M.notice(t, ev)
   hl(t, row, 0, row + #lines - 1, #lines[#lines], "MiniMeNotice")
 end
 
---- A new turn: the buffer holds only the quoted prompt.
----@param t minime.turn.Turn
-function M.begin(t, ev)
-  t.thinking = nil
-  if vim.treesitter.highlighter.active[t.buf] ~= nil then
-    buffer.renew(t)
-  else
-    buffer.highlight(t, false) -- before the old text goes: its highlighter need not follow it
-  end
-  local lines = split((str(ev.prompt):gsub("\r\n", "\n")))
-  for i, l in ipairs(lines) do
-    lines[i] = l == "" and ">" or "> " .. l
-  end
-  buffer.set_all(t, lines)
-  t.block, t.plan, t.regions, t.tools, t.done = "prompt", nil, {}, {}, nil
-  t.message_id = nil
-  t.cwd = present(ev.cwd) and str(ev.cwd) or t.key
-  t.session_id = present(ev.session_id) and str(ev.session_id) or nil
-  t.running, t.stop_reason, t.error = true, nil, nil
-end
-
 return M

@@ -34,38 +34,61 @@ function M.visible(t)
   return t.win ~= nil
 end
 
---- " · mode: <name>" when the session has a mode (lua/minime/modes.lua), else "".
-local function mode_part(cwd)
-  local modes = package.loaded["minime.modes"]
-  local label = modes and modes.label(cwd)
-  return label and (" · " .. label) or ""
+--- The session's state in words: what the title says.
+---@param t minime.turn.Turn
+---@return string
+function M.state(t)
+  if t.running then
+    local permission = package.loaded["minime.ui.permission"]
+    if permission and permission.waiting(t.cwd) then
+      return "waiting for permission"
+    end
+    return "running"
+  elseif t.error then
+    return "error"
+  elseif t.stop_reason == "cancelled" then
+    return "cancelled"
+  elseif t.stop_reason then
+    return text.reasons[t.stop_reason] or t.stop_reason
+  end
+  return t.past and #t.past > 0 and "done" or "idle"
 end
 
---- The float's config: centered, its title the cwd (and the session's mode), its footer the
---- turn's state.
+--- The session's mode for the title ("mode: <name>", lua/minime/modes.lua), or nil.
+---@param t minime.turn.Turn
+---@return string?
+function M.mode(t)
+  local modes = package.loaded["minime.modes"]
+  return modes and modes.label(t.cwd) or nil
+end
+
+--- The float's config: at the editor's right edge, full height (`window.layout = "side"`), or
+--- centred ("center"); its title the agent, the state and the cwd; its footer the keys.
 ---@param t minime.turn.Turn
 function M.config(t)
   local c = config.options.window
   local where = vim.fn.fnamemodify(t.cwd, ":~")
-  if #where > 60 then
-    where = "…" .. where:sub(-59)
+  if #where > 40 then
+    where = "…" .. where:sub(-39)
   end
-  local footer
-  if t.running then
-    footer = " running · q hide · <C-c> cancel "
-  elseif t.error then
-    footer = " failed "
-  else
-    footer = " " .. (text.reasons[t.stop_reason] or t.stop_reason or "idle") .. " "
+  local parts = { t.agent or "minime" }
+  local mode = M.mode(t)
+  if mode and mode ~= "" then
+    parts[#parts + 1] = mode
   end
-  return window.centered({
-    width = c.width,
+  parts[#parts + 1] = M.state(t)
+  parts[#parts + 1] = where
+  local footer = t.running and " i reply · q hide · <C-c> cancel " or " i reply · q hide "
+  local center = c.layout == "center"
+  local opts = {
+    width = c.width or (center and 0.8 or 0.4),
     height = c.height,
     border = c.border,
     zindex = 45,
-    title = " minime · " .. where .. mode_part(t.cwd) .. " ",
+    title = " " .. table.concat(parts, " · ") .. " ",
     footer = footer,
-  })
+  }
+  return center and window.centered(opts) or window.side(opts)
 end
 
 --- Put the cursor on the last line.
@@ -106,8 +129,9 @@ function M.hide(t)
   t.win = nil
 end
 
---- `q` hides the float (the turn goes on), `<C-c>` cancels the turn. Through the public module
---- at each press: its `close` and `on_cancel` hook are what is called.
+--- `q` hides the float (the turn goes on), `<C-c>` cancels the turn, `i` (and `<CR>` on the
+--- last line) opens the input to reply. Through the public module at each press: its `close`,
+--- `on_cancel` and `on_reply` hooks are what is called.
 ---@param buf integer
 ---@param key string
 function M.map_keys(buf, key)
@@ -117,6 +141,16 @@ function M.map_keys(buf, key)
   vim.keymap.set("n", "<C-c>", function()
     require("minime.ui.turn").on_cancel(key)
   end, { buffer = buf, desc = "minime: cancel the turn" })
+  vim.keymap.set("n", "i", function()
+    require("minime.ui.turn").on_reply(key)
+  end, { buffer = buf, nowait = true, desc = "minime: reply (the next ask here)" })
+  vim.keymap.set("n", "<CR>", function()
+    if api.nvim_win_get_cursor(0)[1] == api.nvim_buf_line_count(0) then
+      require("minime.ui.turn").on_reply(key)
+    else
+      vim.cmd("normal! " .. vim.v.count1 .. "+")
+    end
+  end, { buffer = buf, desc = "minime: on the last line, reply" })
 end
 
 return M

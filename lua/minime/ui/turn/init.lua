@@ -3,7 +3,10 @@
 --- The host calls `require('minime.ui.turn').apply(key, events)` about every 16 ms with the
 --- events of one batch, in order. Event shapes (nil and vim.NIL fields are ignored):
 ---
----   {kind="begin", prompt=string, cwd=string, session_id=string}   new turn: clear, show prompt
+---   {kind="begin", prompt=string, cwd=string, session_id=string, agent=string, fresh=boolean}
+---                                              new turn: its prompt goes at the end of the
+---                                              conversation (fresh: in an empty one)
+---   {kind="reset"}                             an empty conversation (:MiniMeReset)
 ---   {kind="text", text=string, message_id}     answer chunk (markdown; may split lines anywhere)
 ---   {kind="thinking", text=string, message_id} reasoning chunk: dimmed, one fold per block
 ---   {kind="user", text=string, message_id}     user message chunk (replayed history): quoted
@@ -17,9 +20,12 @@
 ---
 --- Speed: apply() costs O(size of the batch). Text goes in with one nvim_buf_set_text at the end
 --- of the buffer, whose end position is tracked here rather than read back; tool lines and the
---- plan are edited in place through extmarks. The buffer is never rewritten, except on "begin".
+--- plan are edited in place through extmarks. The buffer is never rewritten: a turn appends to
+--- the conversation; "reset" (or a fresh begin) starts a new buffer.
 ---
---- This module holds the turns and dispatches each batch; the parts are
+--- This module holds the conversations (one per cwd; named `t`, a "turn", in the parts) and
+--- dispatches each batch; the parts are
+---   turn/conversation.lua  the turns in order: a new prompt appends, reset, old output trimmed
 ---   turn/document.lua  the blocks: prompt, text, thinking, plan, notices, the done line
 ---   turn/tools.lua     tool lines and their folded bodies
 ---   turn/buffer.lua    the buffer: its end, one-call edits, namespaces, highlighting
@@ -27,6 +33,7 @@
 ---   turn/float.lua     the window: placement, footer, options, following, keys
 ---   turn/text.lua      strings: fields, long lines, errors, stop reasons
 local buffer = require("minime.ui.turn.buffer")
+local conversation = require("minime.ui.turn.conversation")
 local document = require("minime.ui.turn.document")
 local float = require("minime.ui.turn.float")
 local folds = require("minime.ui.turn.folds")
@@ -46,6 +53,13 @@ M.errors = {}
 ---@type fun(key: string)
 M.on_cancel = function(key)
   require("minime").cancel(key)
+end
+
+--- Hook: `i` (or `<CR>` on the last line) in a turn float calls it with the key: the input
+--- float, anchored to it, whose text is the next ask in that cwd.
+---@type fun(key: string)
+M.on_reply = function(key)
+  require("minime.actions").reply(key)
 end
 
 local MAX_ERRORS = 100
@@ -83,6 +97,8 @@ local MAX_ERRORS = 100
 ---@field tools table<string, minime.turn.Tool>
 ---@field plan? {mark: integer, n: integer, last_len: integer}
 ---@field done? table data of the MiniMeTurnDone event, pending until the batch ends
+---@field agent? string the agent's label (the title shows it)
+---@field past? minime.turn.Past[] the conversation's turns, oldest first
 
 ---@type table<string, minime.turn.Turn>
 local turns = {}
@@ -109,15 +125,17 @@ local function get_turn(key)
     buffer.forget(t.buf)
     float.hide(t)
     buffer.make(t)
+    t.past = {}
   end
   return t
 end
 
 local handlers = {
   begin = function(t, ev)
-    document.begin(t, ev)
+    conversation.begin(t, ev)
     last_key = t.key
   end,
+  reset = conversation.reset,
   tool_call = tools.call,
   tool_result = tools.result,
   plan = document.plan,
@@ -176,7 +194,7 @@ local function apply(key, events)
   local was_running = t.running
   local shown = visible(t)
   local at_end = shown and float.at_end(t)
-  local opening, began = fresh, false
+  local opening, began, restate = fresh, false, false
   vim.bo[t.buf].modifiable = true
   local i, n = 1, #events
   while i <= n do
@@ -198,6 +216,9 @@ local function apply(key, events)
     elseif handlers[kind] then
       if kind == "begin" then
         opening, began, at_end = true, true, true
+      elseif kind == "reset" then
+        opening = opening and began -- an empty conversation opens nothing by itself
+        restate = true
       end
       run(t, handlers[kind], ev)
     else
@@ -212,8 +233,8 @@ local function apply(key, events)
   elseif visible(t) and at_end then
     float.follow(t)
   end
-  if began and shown and visible(t) then
-    api.nvim_win_set_config(t.win, float.config(t)) -- the footer says "running" again
+  if (began or restate) and shown and visible(t) then
+    api.nvim_win_set_config(t.win, float.config(t)) -- the title says "running" (or idle) again
   end
   if t.done then
     finish(t)
@@ -273,7 +294,7 @@ end
 --- State of a turn, or nil.
 ---@param key string
 ---@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string,
----  stop_reason?: string}?
+---  stop_reason?: string, state: string, agent?: string, last_start: integer}?
 function M.get(key)
   local t = turns[key]
   if not t then
@@ -287,6 +308,9 @@ function M.get(key)
     cwd = t.cwd,
     session_id = t.session_id,
     stop_reason = t.stop_reason,
+    state = float.state(t),
+    agent = t.agent,
+    last_start = conversation.last_start(t),
   }
 end
 
@@ -319,6 +343,48 @@ function M.fail_running(message)
       M.apply(key, { { kind = "done", stop_reason = "error", error = message } })
     end
   end
+end
+
+--- The float shown now (its key and window), if any.
+---@return string? key, integer? win
+function M.shown()
+  for key, t in pairs(turns) do
+    if visible(t) then
+      return key, t.win
+    end
+  end
+  return nil, nil
+end
+
+--- :MiniMeToggle: hide the float shown, or show the conversation of `key` (else the last one).
+--- Hiding never touches the turn. Returns whether a float is shown now.
+---@param key? string
+---@return boolean
+function M.toggle(key)
+  local shown = M.shown()
+  if shown then
+    M.close(shown)
+    return false
+  end
+  return (key ~= nil and M.open(key)) or M.reopen_last()
+end
+
+--- Redraw the title of the float shown (its state changed outside the events: a permission
+--- prompt came or went).
+function M.refresh()
+  local key = M.shown()
+  if key then
+    local t = turns[key]
+    api.nvim_win_set_config(t.win, float.config(t))
+  end
+end
+
+--- Turns in the conversation of `key` (0 if none).
+---@param key string
+---@return integer
+function M.turn_count(key)
+  local t = turns[key]
+  return t and t.past and #t.past or 0
 end
 
 --- 'foldexpr' and 'foldtext' of the float (the window options name them here).

@@ -18,11 +18,18 @@ class LuaEvent(msgspec.Struct, tag_field="kind", omit_defaults=True):
 
 
 class Begin(LuaEvent, tag="begin"):
-    """A new turn: the float is cleared and shows the prompt."""
+    """A new turn: its prompt goes at the end of the conversation (``fresh``: of an empty one,
+    a reopened session's); ``agent`` is the label the float's title shows."""
 
     prompt: str
     cwd: str
     session_id: str = ""
+    agent: str = ""
+    fresh: bool = False
+
+
+class Reset(LuaEvent, tag="reset"):
+    """:MiniMeReset: the conversation starts empty."""
 
 
 class Text(LuaEvent, tag="text"):

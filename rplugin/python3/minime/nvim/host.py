@@ -141,7 +141,8 @@ class Host:
         if ask.ask_id is not None:
             self.bridge.lua("require('minime.rpc').ask_accepted(...)", cwd, ask.ask_id)
         session = self.pool.sessions.get(cwd)
-        self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd))
+        label = clean(ask.label or ask.agent or "")
+        self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
         if session is None or not session.client.alive:
             self.render(cwd, events.Notice("starting the agent…"))
         self._cancelled_start.discard(cwd)
@@ -206,6 +207,7 @@ class Host:
                 await session.cancel()
             session.client.forget(session)
             self.modes.publish(cwd, None)
+        self.render(cwd, events.Reset())
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
     async def op_stop(self, stop: ops.Stop) -> None:

@@ -108,7 +108,11 @@ class SessionReopener:
             return
         prompt = clean(f"(loaded session {title})")
         render = self._render
-        render(cwd, events.Begin(prompt=prompt, cwd=cwd, session_id=clean(session_id)))
+        label = clean(payload.label or payload.agent or "")
+        begin = events.Begin(
+            prompt=prompt, cwd=cwd, session_id=clean(session_id), agent=label, fresh=True
+        )
+        render(cwd, begin)
 
         holder: list[Any] = []
 
