@@ -171,7 +171,8 @@ function M.done(t, ev)
     line = "■ " .. (reasons[reason] or reason or "ended")
     group = reason == "end_turn" and "MiniMeDone" or "MiniMeStatusPending"
   end
-  if reason and reasons[reason] ~= reason and not (err and reason == "error") then
+  local words = reasons[reason]
+  if reason and not (words and words:sub(1, #reason) == reason) and not (err and reason == "error") then
     line = line .. " (" .. reason .. ")"
   end
   local usage = usage_text(ev.usage)
