@@ -1,7 +1,8 @@
 --- The turn's buffer: made (and renewed) per turn, its end position tracked rather than read
---- back, every edit one nvim_buf_set_text, the extmark namespaces, and markdown highlighting
---- only once a turn is done.
+--- back, every edit one nvim_buf_set_text, the extmark namespaces (markdown's are
+--- minime.ui.turn.markdown's).
 local float = require("minime.ui.turn.float")
+local markdown = require("minime.ui.turn.markdown")
 local text = require("minime.ui.turn.text")
 local window = require("minime.ui.window")
 
@@ -87,10 +88,11 @@ end
 ---@param t minime.turn.Turn
 ---@param lines string[]
 function M.set_all(t, lines)
-  for _, ns in ipairs({ ns_fold, ns_hl, M.ns_pos }) do
+  for _, ns in ipairs({ ns_fold, ns_hl, M.ns_pos, markdown.ns, markdown.ns_pending }) do
     api.nvim_buf_clear_namespace(t.buf, ns, 0, -1)
   end
   fold_rows[t.buf] = nil
+  t.md_from = nil -- its rows are gone
   api.nvim_buf_set_lines(t.buf, 0, -1, false, lines)
   M.sync_end(t)
 end
@@ -103,25 +105,17 @@ function M.set_fold_mark(t, row, col, opts)
   return api.nvim_buf_set_extmark(t.buf, ns_fold, row, col, opts)
 end
 
---- Markdown highlighting: none while the turn streams, treesitter once it is done.
---- Measured on a 10,000-chunk answer: markdown's tree-sitter parse is not incremental for text
---- appended at the end (a 2,000-line answer re-parses in ~40 ms), so with edits every 16 ms the
---- async parse restarted on each change, never caught up, and burnt 5.0 s of CPU against 1.0 s.
---- The regex syntax (markdown.vim, which pulls in html.vim) cost 11-15 ms per redraw of a
---- 30-line float of ordinary markdown and 20-50 ms on long lines: most of each 16 ms frame.
---- Without a markdown parser, the regex syntax comes on when the turn is done.
+--- Markdown is highlighted block by block as the answer streams (minime.ui.turn.markdown),
+--- never by a tree-sitter highlighter or the regex syntax on the whole buffer: see there why.
+--- `on`: nothing to do. Off: stop what a FileType autocmd may have started.
 ---@param t minime.turn.Turn
 ---@param on boolean
 function M.highlight(t, on)
-  local buf = t.buf
-  local active = vim.treesitter.highlighter.active[buf] ~= nil
   if on then
-    if not active and not pcall(vim.treesitter.start, buf, "markdown") then
-      vim.bo[buf].syntax = "markdown"
-    end
     return
   end
-  if active then
+  local buf = t.buf
+  if vim.treesitter.highlighter.active[buf] ~= nil then
     -- Stopping it fires FileType to bring back the regex syntax: 20-50 ms of sourcing
     -- markdown.vim and html.vim, only to clear it below.
     local ignore = vim.o.eventignore

@@ -3,6 +3,7 @@
 --- separated by blank lines. Tool lines are minime.ui.turn.tools; the edits are
 --- minime.ui.turn.buffer's.
 local buffer = require("minime.ui.turn.buffer")
+local markdown = require("minime.ui.turn.markdown")
 local text = require("minime.ui.turn.text")
 local window = require("minime.ui.window")
 
@@ -44,6 +45,9 @@ end
 ---@param t minime.turn.Turn
 ---@param kind string
 function M.start_block(t, kind)
+  if t.block == "text" then
+    markdown.close(t)
+  end
   close_thinking(t)
   if t.block then
     local blank = not (tight[kind] and t.block == kind)
@@ -54,6 +58,9 @@ function M.start_block(t, kind)
     end
   end
   t.block = kind
+  if kind == "text" then
+    markdown.open(t)
+  end
 end
 
 --- Add whole lines as a new block at the end; returns the row of the first one.
@@ -104,6 +111,9 @@ function M.add_text(t, kind, s)
     end
   end
   append(t, text.break_long_lines(t.col, s))
+  if kind == "text" then
+    markdown.grow(t)
+  end
 end
 
 local plan_marks = {
