@@ -268,6 +268,24 @@ def probe_for(nvim: Any, seconds: float) -> list[float]:
     return probes
 
 
+MD_SECTIONS = 400
+
+
+def markdown_script() -> str:
+    """A fake-mm script answering MD_SECTIONS sections of markdown, one chunk per line."""
+    lines = []
+    for i in range(MD_SECTIONS):
+        lines += [
+            f"/say ## Section {i}",
+            f"/say Some **bold** text, `code {i}` and a [link](https://example.com/{i}).",
+            "/say ```lua",
+            f"/say local x{i} = {{ n = {i}, s = 'str' }} -- comment",
+            "/say ```",
+            "/say ",
+        ]
+    return "\n".join(lines)
+
+
 def since_ask(b: dict[str, Any], key: str) -> float:
     return (b[key] - b["ask"]) / 1e6
 
@@ -357,6 +375,39 @@ def bench_stream(tmp: Path) -> None:
         met=p99 < PROBE_P99_TARGET_MS,
     )
     emit(BENCH, "probe_max_during_stream", max(busy), "ms", baseline=max(idle), baseline_of="idle")
+    md_busy: list[float] = []
+    md_end: list[float] = []
+    with editor(tmp / "stream-fake", "fake") as nvim:
+        for _ in range(STREAM_RUNS):
+            nvim.exec_lua("_G.bench = {} require('minime').ask(...)", markdown_script())
+            probe_until_done(nvim, md_busy)
+            md_end.append(max(md_busy[-20:] + probe_for(nvim, AFTER_DONE_S)))
+        md_marks = nvim.exec_lua(
+            "local t = require('minime.ui.turn').get(vim.fn.getcwd())"
+            " local ok, md = pcall(require, 'minime.ui.turn.markdown')"
+            " return ok and #vim.api.nvim_buf_get_extmarks(t.buf, md.ns, 0, -1, {}) or -1"
+        )
+    emit(
+        BENCH,
+        "probe_p99_during_markdown_stream",
+        quantile(md_busy, 0.99),
+        "ms",
+        n=len(md_busy),
+        chunks=MD_SECTIONS * 6,
+        markdown_extmarks=md_marks,
+        ui=UI,
+        note="fake mm /say lines: paragraphs with **bold** and `code`, lua fences",
+    )
+    emit(
+        BENCH,
+        "probe_max_at_end_of_markdown_turn",
+        max(md_end),
+        "ms",
+        runs=[round(x, 1) for x in md_end],
+        target=f"< {END_PROBE_TARGET_MS}",
+        met=max(md_end) < END_PROBE_TARGET_MS,
+        ui=UI,
+    )
     emit(
         BENCH,
         "probe_max_at_turn_end",
