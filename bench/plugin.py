@@ -379,7 +379,9 @@ def bench_stream(tmp: Path) -> None:
     md_end: list[float] = []
     with editor(tmp / "stream-fake", "fake") as nvim:
         for _ in range(STREAM_RUNS):
-            nvim.exec_lua("_G.bench = { markdown = true } require('minime').ask(...)", markdown_script())
+            nvim.exec_lua(
+                "_G.bench = { markdown = true } require('minime').ask(...)", markdown_script()
+            )
             probe_until_done(nvim, md_busy)
             md_end.append(max(md_busy[-20:] + probe_for(nvim, AFTER_DONE_S)))
         md_marks = nvim.exec_lua(
