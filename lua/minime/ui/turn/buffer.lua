@@ -146,6 +146,7 @@ function M.make(t)
   t.block, t.thinking, t.plan = nil, nil, nil
   t.regions, t.tools = {}, {}
   M.by_buf[buf] = t
+  markdown.warm()
   M.highlight(t, false) -- the regex syntax FileType loaded, or a parser a FileType autocmd started
 end
 

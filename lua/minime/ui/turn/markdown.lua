@@ -98,16 +98,45 @@ local function captures(parser, src)
   return out
 end
 
---- Set the block's extmarks from `first`, STEP at a time, one scheduled step after another.
-local function paint(buf, mark, caps, first)
-  local srow = rows_of(buf, mark)
-  if not srow then
-    return
+-- The work: one queue for every buffer, run by one worker that yields to the editor every
+-- BUDGET_NS (a probe waits at most about that long), merging adjacent blocks not yet started so
+-- that a fast stream's many small blocks cost one parse. A job goes "new" → "parsing" (an
+-- async parse of a large block) → "paint" (its extmarks, a few hundred at a time) → done.
+local BUDGET_NS = 3e6
+-- A block up to this size is parsed at once (about 1 ms); a larger one in Neovim's async slices.
+local SYNC_BYTES = 16000
+-- Adjacent blocks are merged up to this many rows.
+local MERGE_ROWS = 200
+
+---@class minime.turn.MarkdownJob
+---@field buf integer
+---@field mark integer
+---@field state "new"|"parsing"|"paint"|"done"
+---@field caps? table[]
+---@field next? integer
+
+---@type minime.turn.MarkdownJob[]
+local jobs = {}
+local ticking = false
+
+local function drop(job)
+  job.state = "done"
+  if api.nvim_buf_is_valid(job.buf) then
+    pcall(api.nvim_buf_del_extmark, job.buf, ns_pending, job.mark)
   end
+end
+
+--- Set up to STEP of the job's extmarks.
+local function paint(job)
+  local srow = rows_of(job.buf, job.mark)
+  if not srow then
+    return drop(job)
+  end
+  local caps, first = job.caps, job.next or 1
   local last = math.min(first + STEP - 1, #caps)
   for i = first, last do
     local c = caps[i]
-    pcall(api.nvim_buf_set_extmark, buf, ns, srow + c[1], c[2], {
+    pcall(api.nvim_buf_set_extmark, job.buf, ns, srow + c[1], c[2], {
       end_row = srow + c[3],
       end_col = c[4],
       hl_group = c[5],
@@ -116,43 +145,73 @@ local function paint(buf, mark, caps, first)
       strict = false,
     })
   end
-  if last < #caps then
-    vim.schedule(function()
-      paint(buf, mark, caps, last + 1)
-    end)
-  else
-    pcall(api.nvim_buf_del_extmark, buf, ns_pending, mark)
+  job.next = last + 1
+  if last >= #caps then
+    drop(job)
   end
 end
 
---- Parse the block under `mark` (asynchronously, in Neovim's 3 ms slices), then paint it.
-local function highlight(buf, mark)
-  local srow, erow = rows_of(buf, mark)
+local resume
+
+--- Parse the job's block: at once if small, else asynchronously (the worker waits for it).
+local function parse(job)
+  local srow, erow = rows_of(job.buf, job.mark)
   if not srow then
-    return
+    return drop(job)
   end
-  local src = table.concat(api.nvim_buf_get_lines(buf, srow, erow + 1, false), "\n")
+  local src = table.concat(api.nvim_buf_get_lines(job.buf, srow, erow + 1, false), "\n")
   if #src > MAX_BYTES or not src:find("%S") then
-    api.nvim_buf_del_extmark(buf, ns_pending, mark)
-    return
+    return drop(job)
   end
   local parser = vim.treesitter.get_string_parser(src, "markdown")
-  parser:parse(true, function(err, trees)
+  local function parsed(err, trees)
     if err or not trees then
-      return -- timed out ('redrawtime'): the block stays plain
+      return drop(job) -- timed out ('redrawtime'): the block stays plain
     end
     local ok, caps = pcall(captures, parser, src)
     if not ok then
       record(caps)
-      return
+      return drop(job)
     end
-    vim.schedule(function()
-      local painted, perr = pcall(paint, buf, mark, caps, 1)
-      if not painted then
-        record(perr)
-      end
-    end)
+    job.caps, job.state = caps, "paint"
+  end
+  if #src <= SYNC_BYTES then
+    parsed(nil, parser:parse(true))
+    return
+  end
+  job.state = "parsing"
+  parser:parse(true, function(err, trees)
+    parsed(err, trees)
+    resume()
   end)
+end
+
+local function tick()
+  ticking = false
+  local start = vim.uv.hrtime()
+  while jobs[1] and vim.uv.hrtime() - start < BUDGET_NS do
+    local job = jobs[1]
+    if job.state == "parsing" then
+      return -- its callback resumes the worker
+    end
+    local ok, err = pcall(job.state == "new" and parse or paint, job)
+    if not ok then
+      record(err)
+      drop(job)
+    end
+    if job.state == "done" then
+      table.remove(jobs, 1)
+    end
+  end
+  resume()
+end
+
+--- Run the worker again soon (after what the editor has waiting), if there is work.
+resume = function()
+  if jobs[1] and not ticking and jobs[1].state ~= "parsing" then
+    ticking = true
+    vim.schedule(tick)
+  end
 end
 
 --- Highlight rows [srow, erow] (0-based, inclusive) of `buf`, soon, off this call.
@@ -163,13 +222,56 @@ function M.queue(buf, srow, erow)
   if erow < srow or not M.available() then
     return
   end
-  local mark = api.nvim_buf_set_extmark(buf, ns_pending, srow, 0, { end_row = erow, strict = false })
-  vim.schedule(function()
-    local ok, err = pcall(highlight, buf, mark)
-    if not ok then
-      record(err)
+  local last = jobs[#jobs]
+  if last and last.buf == buf and last.state == "new" then
+    local from, to = rows_of(buf, last.mark)
+    if from and to + 1 == srow and erow - from < MERGE_ROWS then -- the next rows: one parse
+      api.nvim_buf_set_extmark(buf, ns_pending, from, 0, { id = last.mark, end_row = erow })
+      return
     end
-  end)
+  end
+  local mark = api.nvim_buf_set_extmark(buf, ns_pending, srow, 0, { end_row = erow, strict = false })
+  jobs[#jobs + 1] = { buf = buf, mark = mark, state = "new" }
+  resume()
+end
+
+local warmed = false
+
+--- Load the parsers and compile the queries now, one per scheduled step: the first use costs
+--- ~100 ms in all (markdown's highlights query alone ~50 ms to compile), which would otherwise
+--- fall on the first block of the first answer. Called when a turn's buffer is made (the first
+--- ask, while the agent starts); once per Neovim.
+function M.warm()
+  if warmed then
+    return
+  end
+  warmed = true
+  local steps = {
+    function()
+      return M.available() and vim.treesitter.query.get_files("markdown", "highlights")
+    end,
+    function()
+      return vim.treesitter.query.get("markdown", "highlights")
+    end,
+    function()
+      return vim.treesitter.query.get("markdown", "injections")
+    end,
+    function()
+      return vim.treesitter.query.get("markdown_inline", "highlights")
+    end,
+    function()
+      return vim.treesitter.query.get("markdown_inline", "injections")
+    end,
+  }
+  local i = 0
+  local function step()
+    i = i + 1
+    local ok, more = pcall(steps[i])
+    if ok and more and steps[i + 1] then
+      vim.schedule(step)
+    end
+  end
+  vim.schedule(step)
 end
 
 -- The answer's text blocks as they stream (called by minime.ui.turn.document) ------------------
