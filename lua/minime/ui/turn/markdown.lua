@@ -104,9 +104,9 @@ end
 -- async parse of a large block) → "paint" (its extmarks, a few hundred at a time) → done.
 local BUDGET_NS = 3e6
 -- A block up to this size is parsed at once (about 1 ms); a larger one in Neovim's async slices.
-local SYNC_BYTES = 16000
+local SYNC_BYTES = 4000
 -- Adjacent blocks are merged up to this many rows.
-local MERGE_ROWS = 200
+local MERGE_ROWS = 40
 
 ---@class minime.turn.MarkdownJob
 ---@field buf integer
