@@ -80,6 +80,9 @@ def test_no_mm_anywhere_falls_back_to_the_labelled_offline_demo(tmp_path: Path) 
         assert done["stop_reason"] == "end_turn"
         assert "hello from the demo" in text
         assert ed.notes() == ["minime: no mm found — using the offline demo agent"]
+        _, text = ed.turn("/say again")
+        assert "again" in text
+        assert ed.notes() == ["minime: no mm found — using the offline demo agent"], "said once"
         text = health(ed)
     assert (
         f'OK agent "mm": the offline demo agent (demo/mm) ({REPO}/lua/minime/agents/mm.lua)' in text

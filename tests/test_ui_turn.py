@@ -119,8 +119,9 @@ def test_begin_opens_an_unfocused_markdown_float_with_the_prompt(nvim):
     assert info == ["turn", "markdown", ""]  # no highlighting while it streams: see below
 
 
-def test_markdown_highlighting_none_while_streaming_treesitter_when_done(nvim):
-    """Regex markdown syntax cost 11-50 ms a redraw, treesitter re-parses on each batch."""
+def test_no_whole_buffer_highlighter_while_streaming_nor_when_done(nvim):
+    """Regex markdown syntax cost 11-50 ms a redraw, a tree-sitter highlighter re-parsed on each
+    batch: markdown is highlighted block by block instead (tests/test_markdown.py)."""
     ts_active = "return vim.treesitter.highlighter.active[...] ~= nil"
     syntax = "return { vim.bo[...].syntax, vim.b[...].current_syntax or vim.NIL }"
     apply(nvim, begin(), text("# Title\n\nsome `code`"))
@@ -128,54 +129,16 @@ def test_markdown_highlighting_none_while_streaming_treesitter_when_done(nvim):
     assert nvim.exec_lua(ts_active, buf) is False
     assert nvim.exec_lua(syntax, buf) == ["", None]
     apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
-    assert nvim.exec_lua(ts_active, buf) is True
+    assert nvim.exec_lua(ts_active, buf) is False
+    assert nvim.exec_lua(syntax, buf) == ["", None]
     apply(nvim, begin("again"))
-    # One buffer per conversation (issue 10: it was one per turn), and its highlighter is never
-    # stopped and restarted: a stopped highlighter leaks its callbacks in 0.11.
+    # One buffer per conversation (issue 10: it was one per turn), and no whole-buffer
+    # highlighter at all: markdown is highlighted block by block (minime.ui.turn.markdown).
     assert get(nvim)["buf"] == buf
-    assert nvim.exec_lua(ts_active, buf) is True
+    assert nvim.exec_lua(ts_active, buf) is False
     assert nvim.exec_lua(syntax, buf) == ["", None], "no regex syntax"
     assert nvim.exec_lua("return vim.bo[...].filetype", buf) == "markdown"
     assert nvim.exec_lua("return vim.b[...].minime", buf) == "turn"
-
-
-def test_a_long_answer_is_highlighted_without_markdown_inline_injections(nvim):
-    """markdown_inline's html injection scans the whole inline tree in one step (90-130 ms at
-    160 KB): the float's parser has none; code blocks are still injected."""
-    ts_active = "return vim.treesitter.highlighter.active[...] ~= nil"
-    paragraph = "Some *text* with `code` and a <b>tag</b>.\n" * 10 + "\n"
-    apply(nvim, begin(), text("# Title\n\n" + paragraph * 500), text("```lua\nlocal x\n```\n"))
-    buf = get(nvim)["buf"]
-    apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
-    assert nvim.exec_lua(ts_active, buf) is True
-    assert nvim.exec_lua("return vim.bo[...].syntax", buf) == ""
-    injections = nvim.exec_lua(
-        """
-        local parser = vim.treesitter.get_parser(...)
-        parser:parse(true)
-        local out = {}
-        for lang, child in pairs(parser:children()) do
-          -- Neovim 0.11 has no API for a tree's injection query: its private field.
-          out[lang] = #child._injection_query.captures
-        end
-        return out
-        """,
-        buf,
-    )
-    assert "lua" in injections, "code blocks are still injected"
-    assert injections["markdown_inline"] == 0, "no injection query inside markdown_inline"
-
-
-def test_an_answer_with_a_huge_paragraph_stays_plain(nvim):
-    """markdown's injection query takes one step per paragraph: a 160 KB paragraph held the
-    editor 105-155 ms. Past MAX_PARAGRAPH_BYTES the answer is not highlighted (nor regex)."""
-    limit = nvim.exec_lua("return require('minime.ui.turn.buffer').MAX_PARAGRAPH_BYTES")
-    ts_active = "return vim.treesitter.highlighter.active[...] ~= nil"
-    apply(nvim, begin(), text("short first\n\n" + "word " * (limit // 5 + 10)))
-    buf = get(nvim)["buf"]
-    apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
-    assert nvim.exec_lua(ts_active, buf) is False
-    assert nvim.exec_lua("return vim.bo[...].syntax", buf) == ""
 
 
 def test_text_chunks_split_lines_anywhere(nvim):

@@ -67,6 +67,9 @@ local function host_payload(cwd)
   return payload
 end
 
+-- Whether the "no mm found — using the offline demo agent" notice was given.
+local demo_said = false
+
 --- The cwd's key (the host's: the real path) and the conversation float shown for it, if any.
 ---@param cwd string
 local function shown_float(cwd)
@@ -112,7 +115,8 @@ function M.ask(text, range, cwd)
     payload.context = context
     -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
     payload.ask_id = require("minime.editor.asks").new(selection)
-    if payload.demo then
+    if payload.demo and not demo_said then
+      demo_said = true -- once per Neovim session: the float's title names the agent anyway
       vim.notify("minime: " .. payload.demo.notice, vim.log.levels.INFO)
     end
     require("minime.host").notify("ask", payload)
@@ -215,7 +219,9 @@ end
 
 --- Reopen the last turn's float.
 function M.show()
-  require("minime.ui.turn").reopen_last()
+  if not require("minime.ui.turn").reopen_last() then
+    vim.notify("minime: no conversation to show yet", vim.log.levels.INFO)
+  end
 end
 
 --- Reply from the conversation float of `key` (a cwd): the input float over it.

@@ -106,27 +106,69 @@ function M.pick_session(cwd, items, how)
   end)
 end
 
---- :MiniMeLog: the host's log lines, then its stderr, in a scratch buffer.
+--- The log's buffer, if one is open (found by its mark, not its name: bufnr() matches patterns).
+---@return integer?
+local function log_buffer()
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.b[buf].minime == "log" then
+      return buf
+    end
+  end
+end
+
+--- Hide the turn floats of this tab page, which would cover the log (their turns go on;
+--- :MiniMeShow brings them back), and leave the current window a normal one.
+local function clear_the_view()
+  local api = vim.api
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local buf = api.nvim_win_get_buf(win)
+    if api.nvim_win_get_config(win).relative ~= "" and vim.b[buf].minime == "turn" then
+      require("minime.ui.turn").close(vim.b[buf].minime_key)
+    end
+  end
+  if api.nvim_win_get_config(0).relative ~= "" then
+    for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if api.nvim_win_get_config(win).relative == "" then
+        api.nvim_set_current_win(win)
+        break
+      end
+    end
+  end
+end
+
+--- :MiniMeLog: the host's log lines, then its stderr, in one scratch buffer — refreshed, not
+--- made again, by the next :MiniMeLog — in a split at the bottom (or its window, if shown),
+--- with the turn floats hidden so that nothing covers it.
 ---@param lines string[]
 function M.show_log(lines)
+  local api = vim.api
   local host = require("minime.host")
   vim.list_extend(lines, { "", "# Python host stderr" })
   vim.list_extend(lines, host.stderr)
-  vim.cmd("botright new")
-  local buf = vim.api.nvim_get_current_buf()
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].swapfile = false
-  vim.b[buf].minime = "log"
-  vim.api.nvim_buf_set_name(buf, "minime://log")
   local clean = {}
   for _, line in ipairs(lines) do
     for piece in (line .. "\n"):gmatch("(.-)\n") do
       table.insert(clean, piece)
     end
   end
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, clean)
+  local buf = log_buffer()
+  if not buf then
+    buf = api.nvim_create_buf(false, true)
+    vim.bo[buf].bufhidden = "wipe"
+    vim.b[buf].minime = "log"
+    pcall(api.nvim_buf_set_name, buf, "minime://log")
+  end
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, clean)
   vim.bo[buf].modifiable = false
+  clear_the_view()
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    api.nvim_set_current_win(win)
+  else
+    vim.cmd("botright split")
+    api.nvim_win_set_buf(0, buf)
+  end
 end
 
 return M

@@ -5,7 +5,6 @@ local api = vim.api
 
 -- Default highlight groups, linked so colorschemes style them; users override with :hi.
 local links = {
-  MiniMeThinking = "Comment",
   MiniMePrompt = "Special",
   MiniMeTool = "Function",
   MiniMeToolKind = "Type",
@@ -30,6 +29,16 @@ function M.highlights()
   for name, target in pairs(links) do
     api.nvim_set_hl(0, name, { link = target, default = true })
   end
+  -- Thinking is dimmed: Comment's colours, and a grey where it has none for a 256-colour
+  -- terminal ('notermguicolors'), as in Neovim's default colorscheme, where a link showed
+  -- thinking as plain text.
+  local comment = api.nvim_get_hl(0, { name = "Comment", link = false })
+  api.nvim_set_hl(0, "MiniMeThinking", {
+    default = true,
+    fg = comment.fg,
+    ctermfg = comment.ctermfg or 244,
+    italic = comment.italic,
+  })
 end
 
 M.highlights()

@@ -204,7 +204,9 @@ class Client(StoredSessions):
         """The error a turn reports: how the agent died, else its own words."""
         if self.death is not None:
             return self.death
-        return Error(f"turn failed: {describe(exc)}{self._stderr_hint()}")
+        # No stderr hint: the agent is alive and answered in its own words; its last stderr
+        # line is whatever it last logged (mm: "[acp] session … client tools …"), unrelated.
+        return Error(f"turn failed: {describe(exc)}")
 
     async def death_or(self, exc: BaseException) -> Error:
         """After a broken connection, wait briefly for the exit status to tell the real story."""

@@ -1,7 +1,8 @@
---- The conversation's buffer: made (and renewed on reset), its end position tracked rather than read
---- back, every edit one nvim_buf_set_text, the extmark namespaces, and markdown highlighting
---- only once a turn is done.
+--- The conversation's buffer: made (and renewed on reset), its end position tracked rather
+--- than read back, every edit one nvim_buf_set_text, the extmark namespaces (markdown's are
+--- minime.ui.turn.markdown's).
 local float = require("minime.ui.turn.float")
+local markdown = require("minime.ui.turn.markdown")
 local text = require("minime.ui.turn.text")
 local window = require("minime.ui.window")
 
@@ -91,55 +92,17 @@ function M.set_fold_mark(t, row, col, opts)
   return api.nvim_buf_set_extmark(t.buf, ns_fold, row, col, opts)
 end
 
---- Markdown highlighting: none while the turn streams, treesitter once it is done.
---- Measured on a 10,000-chunk answer: markdown's tree-sitter parse is not incremental for text
---- appended at the end (a 2,000-line answer re-parses in ~40 ms), so with edits every 16 ms the
---- async parse restarted on each change, never caught up, and burnt 5.0 s of CPU against 1.0 s.
---- The regex syntax (markdown.vim, which pulls in html.vim) cost 11-15 ms per redraw of a
---- 30-line float of ordinary markdown and 20-50 ms on long lines: most of each 16 ms frame.
---- Without a markdown parser, the regex syntax comes on when the turn is done.
----
---- The highlighter parses what the float shows, in slices of a few ms (Neovim 0.11), but two
---- steps are not sliced and froze the editor at the end of a 160 KB turn (bench/plugin.py
---- `probe_max_at_end_of_turn_ui`: 60-130 ms): markdown_inline's own injections (html tags,
---- combined: a scan of the whole inline tree, 90-130 ms; nothing the float needs) are left out
---- of the parser, and markdown's injection query, one step per paragraph (~0.7 ms per KB),
---- is not run on an answer with a paragraph over MAX_PARAGRAPH_BYTES: that answer stays plain.
---- (Parsing the whole answer first, with a callback, was tried: for a 108 KB answer of
---- ordinary markdown it delayed the colours 200-400 ms and stalled more than this.)
-local NO_INLINE_INJECTIONS = { injections = { markdown_inline = "" } }
-
--- (a 160 KB paragraph: 105-155 ms in one step; 16 KB: ~12 ms)
-M.MAX_PARAGRAPH_BYTES = 16 * 1024
-
-local function longest_paragraph(buf)
-  local longest, run = 0, 0
-  for _, line in ipairs(api.nvim_buf_get_lines(buf, 0, -1, false)) do
-    run = line:find("%S") and run + #line + 1 or 0
-    if run > longest then
-      longest = run
-    end
-  end
-  return longest
-end
-
+--- Markdown is highlighted block by block as the answer streams (minime.ui.turn.markdown),
+--- never by a tree-sitter highlighter or the regex syntax on the whole buffer: see there why.
+--- `on`: nothing to do. Off: stop what a FileType autocmd may have started.
 ---@param t minime.turn.Turn
 ---@param on boolean
 function M.highlight(t, on)
-  local buf = t.buf
-  local active = vim.treesitter.highlighter.active[buf] ~= nil
   if on then
-    if active or longest_paragraph(buf) > M.MAX_PARAGRAPH_BYTES then
-      return
-    end
-    -- The parser first, with our options (vim.treesitter.start then finds it).
-    local ok = pcall(vim.treesitter.get_parser, buf, "markdown", NO_INLINE_INJECTIONS)
-    if not ok or not pcall(vim.treesitter.start, buf, "markdown") then
-      vim.bo[buf].syntax = "markdown"
-    end
     return
   end
-  if active then
+  local buf = t.buf
+  if vim.treesitter.highlighter.active[buf] ~= nil then
     -- Stopping it fires FileType to bring back the regex syntax: 20-50 ms of sourcing
     -- markdown.vim and html.vim, only to clear it below.
     local ignore = vim.o.eventignore
@@ -170,6 +133,7 @@ function M.make(t)
   t.block, t.thinking, t.plan = nil, nil, nil
   t.regions, t.tools = {}, {}
   M.by_buf[buf] = t
+  markdown.warm()
   M.highlight(t, false) -- the regex syntax FileType loaded, or a parser a FileType autocmd started
 end
 

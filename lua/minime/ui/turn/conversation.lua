@@ -30,6 +30,7 @@ function M.reset(t)
   t.past, t.dropped = {}, nil
   t.running, t.stop_reason, t.error, t.done = false, nil, nil, nil
   t.quote_next = nil
+  t.md_from, t.md_scan, t.md_fence = nil, nil, nil -- its rows went with the old buffer
 end
 
 --- Cut one tool's output to its first `keep` lines and a note.

@@ -3,6 +3,7 @@
 --- separated by blank lines. Tool lines are minime.ui.turn.tools; the edits are
 --- minime.ui.turn.buffer's.
 local buffer = require("minime.ui.turn.buffer")
+local markdown = require("minime.ui.turn.markdown")
 local text = require("minime.ui.turn.text")
 local window = require("minime.ui.window")
 
@@ -44,6 +45,9 @@ end
 ---@param t minime.turn.Turn
 ---@param kind string
 function M.start_block(t, kind)
+  if t.block == "text" then
+    markdown.close(t)
+  end
   close_thinking(t)
   if t.block then
     local blank = not (tight[kind] and t.block == kind)
@@ -54,6 +58,9 @@ function M.start_block(t, kind)
     end
   end
   t.block = kind
+  if kind == "text" then
+    markdown.open(t)
+  end
 end
 
 --- Add whole lines as a new block at the end; returns the row of the first one.
@@ -114,6 +121,9 @@ function M.add_text(t, kind, s, message_id)
     end
   end
   append(t, text.break_long_lines(t.col, s))
+  if kind == "text" then
+    markdown.grow(t)
+  end
 end
 
 local plan_marks = {
@@ -181,7 +191,8 @@ function M.done(t, ev)
     line = "■ " .. (reasons[reason] or reason or "ended")
     group = reason == "end_turn" and "MiniMeDone" or "MiniMeStatusPending"
   end
-  if reason and reasons[reason] ~= reason and not (err and reason == "error") then
+  local words = reasons[reason]
+  if reason and not (words and words:sub(1, #reason) == reason) and not (err and reason == "error") then
     line = line .. " (" .. reason .. ")"
   end
   local usage = usage_text(ev.usage)

@@ -13,9 +13,11 @@ local win_options = {
   linebreak = true,
   breakindent = true,
   smoothscroll = true,
-  -- Not 2: in 0.11 markdown's conceal_lines makes Neovim re-parse per line for every line
-  -- height it computes, which cost 230 ms a batch on a long answer (0.7 ms without).
-  conceallevel = 0,
+  -- Markdown's markers (`**`, fences' backticks) hidden: minime.ui.turn.markdown conceals them
+  -- with extmarks (not a tree-sitter highlighter, whose conceal_lines re-parsed per line); the
+  -- cursor's line too in normal mode, where one reads.
+  conceallevel = 2,
+  concealcursor = "nc",
   foldenable = true,
   foldlevel = 0,
   foldmethod = "expr",

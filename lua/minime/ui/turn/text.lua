@@ -18,6 +18,7 @@ M.reasons = {
   max_turn_requests = "stopped: too many model requests",
   refusal = "the agent refused",
   cancelled = "cancelled",
+  stopped = "stopped (:MiniMeStop)", -- the host's: :MiniMeStop ended the agent mid-turn
 }
 
 --- A field as a string: nil and vim.NIL are '', numbers and others are tostring'd.

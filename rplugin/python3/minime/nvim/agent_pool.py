@@ -61,13 +61,17 @@ class AgentPool:
                 return cwd
         return ""
 
-    async def session_for(self, cwd: str, payload: ops.AgentOp) -> Session:
+    async def session_for(
+        self, cwd: str, payload: ops.AgentOp, on_start: Callable[[], None] | None = None
+    ) -> Session:
+        """``cwd``'s session, opened if need be; ``on_start`` is called only when an agent
+        process is really being started for it (a new session on a running agent is not)."""
         session = self.sessions.get(cwd)
         if session is not None and session.client.alive:
             return session
 
         async def open_session() -> Session:
-            client = await self.client_for(payload)
+            client = await self.client_for(payload, on_start)
             session = await client.new_session(cwd)
             self.sessions[cwd] = session
             log.info("session %s for %s", session.session_id, cwd)
@@ -87,12 +91,16 @@ class AgentPool:
 
     # -- clients keyed on (argv, env, discovery) -----------------------------------------
 
-    async def client_for(self, payload: ops.AgentOp) -> Client:
+    async def client_for(
+        self, payload: ops.AgentOp, on_start: Callable[[], None] | None = None
+    ) -> Client:
         command, discovery = self._agent_argv(payload)
         key = (tuple(command), tuple(sorted(payload.agent_env.items())), discovery)
         client = self.clients.get(key)
         if client is not None and client.alive:
             return client
+        if on_start is not None:
+            on_start()
         return await self._starting.run(
             key, lambda: self._start_client(key, payload, command, discovery)
         )

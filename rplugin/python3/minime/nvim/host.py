@@ -45,6 +45,8 @@ class Host:
         self.loop_thread = LoopThread()
         self.setup = ops.Setup()
         self._cancelled_start: set[str] = set()
+        # cwds whose running turn :MiniMeStop ends: their end reads "stopped", not an error.
+        self._stopped: set[str] = set()
         # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
         # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
@@ -140,14 +142,16 @@ class Host:
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
             self.bridge.lua("require('minime.rpc').ask_accepted(...)", cwd, ask.ask_id)
-        session = self.pool.sessions.get(cwd)
         label = clean(ask.label or ask.agent or "")
         self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
-        if session is None or not session.client.alive:
-            self.render(cwd, events.Notice("starting the agent…"))
         self._cancelled_start.discard(cwd)
+        self._stopped.discard(cwd)
         try:
-            session = await self.pool.session_for(cwd, ask)
+            # Said only when an agent process starts: not for a new session on a running one
+            # (after :MiniMeReset), which is quick and silent.
+            session = await self.pool.session_for(
+                cwd, ask, lambda: self.render(cwd, events.Notice("starting the agent…"))
+            )
         except Error as exc:
             self._fail(cwd, str(exc))
             return
@@ -174,6 +178,10 @@ class Host:
                 self.pool.drop(session.client)
 
     def _fail(self, cwd: str, message: str, session_id: str = "") -> None:
+        if cwd in self._stopped:  # :MiniMeStop ended it: a stop, not an error
+            self._stopped.discard(cwd)
+            self.render(cwd, events.Done(stop_reason="stopped", cwd=cwd, session_id=session_id))
+            return
         done = events.Done(
             stop_reason="error", error=clean(message), cwd=cwd, session_id=session_id
         )
@@ -196,8 +204,10 @@ class Host:
         session = self.pool.sessions.get(cwd)
         if self.pool.opening(cwd):  # the ask is still starting the agent: its turn won't run
             self._cancelled_start.add(cwd)
-        elif session is not None:
+        elif session is not None and session.busy:
             await session.cancel()
+        else:
+            self.notify_user(f"minime: no turn running in {cwd}", "info")
 
     async def op_reset(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
@@ -211,6 +221,7 @@ class Host:
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
     async def op_stop(self, stop: ops.Stop) -> None:
+        self._stopped.update(cwd for cwd in self.pool.sessions if self.pool.busy(cwd))
         for cwd in list(self.pool.sessions):
             self.modes.publish(cwd, None)
         await self.pool.close_all()
