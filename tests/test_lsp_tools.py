@@ -39,6 +39,27 @@ def main():
     return g.greet("world")
 """
 
+# Non-ASCII before the call: "é" is 2 bytes and 1 UTF-16 unit. Line 2: byte column 27 is the
+# `g` of greet (character 23). (Not an astral character: pylsp 1.15 counts code points where
+# the protocol says UTF-16 units, so "😀" would put its columns one off.)
+UNI = """from greeter import Greeter
+s = "éé"; t = Greeter().greet(s)
+"""
+
+# near.py is a symlink to a file outside the project: its definitions are outside.
+USES_LINK = """from near import far
+
+far()
+"""
+
+# Counts reads that ran autocommands (a quiet load runs none).
+COUNT_READS = """
+_G.reads = {}
+vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufReadPre', 'BufNew' }, { callback = function(ev)
+  table.insert(_G.reads, vim.fs.basename(ev.file))
+end })
+"""
+
 START_PYLSP = """
 local root, cmd = ...
 vim.api.nvim_create_autocmd('FileType', { pattern = 'python', callback = function(ev)
@@ -111,11 +132,16 @@ def lsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lsp]:
     (project / "greeter.py").write_text(GREETER)
     (project / "main.py").write_text(MAIN)
     (project / "notes.xyz").write_text("no server for this\n")
+    (project / "uni.py").write_text(UNI)
+    (base / "faraway.py").write_text("def far():\n    return 1\n")
+    (project / "near.py").symlink_to(base / "faraway.py")
+    (project / "uses_link.py").write_text(USES_LINK)
     config = agent_file(base, trace=False, yolo=True)
     options = {"mm": str(REPO / "demo" / "mm"), "config": config}
     with start(init(options)) as nvim:
         nvim.command(f"cd {project}")
         nvim.exec_lua(START_PYLSP, str(project), str(PYLSP))
+        nvim.exec_lua(COUNT_READS)
         nvim.command(f"edit {project / 'main.py'}")
         wait_for(lambda: nvim.exec_lua(ATTACHED, str(project / "main.py")), 30, message="pylsp")
         yield Lsp(Editor(nvim, project, timeout=30), project)
@@ -138,6 +164,25 @@ def test_definition_by_name_path_in_a_file_not_open(lsp: Lsp) -> None:
     buf = lsp.ed.lua("return vim.fn.bufnr(...)", str(lsp.project / "greeter.py"))
     assert lsp.ed.lua("return vim.bo[...].buflisted", buf) is False
     assert lsp.ed.lua("return vim.bo[...].swapfile", buf) is False
+    assert "greeter.py" not in lsp.ed.lua("return _G.reads"), "no autocommand ran"
+
+
+def test_columns_are_bytes_across_utf16_servers(lsp: Lsp) -> None:
+    """pylsp counts UTF-16 units; the model's columns are bytes, both ways."""
+    answer = lsp.json("definition", {"path": "uni.py", "line": 2, "col": 27})
+    assert [(x["path"], x["line"], x["col"]) for x in answer["locations"]] == [("greeter.py", 7, 9)]
+    refs = lsp.json("references", {"path": "greeter.py", "line": 7, "col": 9})
+    uni = [x for x in refs["locations"] if x["path"] == "uni.py"]
+    assert [(x["line"], x["col"], x["end_col"]) for x in uni] == [(2, 27, 32)]
+    assert uni[0]["text"] == 's = "éé"; t = Greeter().greet(s)'
+
+
+def test_a_symlink_out_of_the_cwd_is_outside(lsp: Lsp) -> None:
+    raw = lsp.call("definition", {"path": "uses_link.py", "line": 3, "col": 1})
+    answer = json.loads(raw)
+    assert answer["locations"] == [] or all(x["path"] != "near.py" for x in answer["locations"])
+    assert answer["outside"] >= 1, raw
+    assert "faraway" not in raw and "near.py" not in raw
 
 
 def test_definition_by_name_in_the_workspace(lsp: Lsp) -> None:
@@ -153,12 +198,15 @@ def test_definition_by_name_in_the_workspace(lsp: Lsp) -> None:
 def test_references_across_files(lsp: Lsp) -> None:
     answer = lsp.json("references", {"path": "greeter.py", "line": 7, "col": 9})
     places = sorted((x["path"], x["line"]) for x in answer["locations"])
-    assert places == [("greeter.py", 7), ("main.py", 6)]
+    assert places == [("greeter.py", 7), ("main.py", 6), ("uni.py", 2)]
     without = lsp.json(
         "references",
         {"symbol": "Greeter/greet", "path": "greeter.py", "include_declaration": False},
     )
-    assert [(x["path"], x["line"]) for x in without["locations"]] == [("main.py", 6)]
+    assert sorted((x["path"], x["line"]) for x in without["locations"]) == [
+        ("main.py", 6),
+        ("uni.py", 2),
+    ]
 
 
 def test_document_symbols_have_name_paths(lsp: Lsp) -> None:

@@ -77,25 +77,30 @@ local function load_quietly(real, rel)
   if stat.size > MAX_FILE_BYTES then
     fail(string.format("%s is too large for the language-server tools (%d bytes)", rel, stat.size))
   end
-  local existed = vim.fn.bufexists(real) == 1
-  local buf = vim.fn.bufadd(real)
-  if not existed then
-    vim.bo[buf].buflisted = false
-  end
-  if not vim.api.nvim_buf_is_loaded(buf) then
-    vim.bo[buf].swapfile = false
-    vim.cmd("noautocmd call bufload(" .. buf .. ")")
-  end
-  if vim.bo[buf].filetype == "" then
-    local ft = vim.filetype.match({ buf = buf, filename = real })
-    if ft then
-      local saved = vim.o.eventignore
-      vim.o.eventignore = "all"
-      pcall(function()
-        vim.bo[buf].filetype = ft
-      end)
-      vim.o.eventignore = saved
+  -- No autocommand at all (BufNew, BufRead, FileType): other plugins must not start on it.
+  local saved = vim.o.eventignore
+  vim.o.eventignore = "all"
+  local ok, buf = pcall(function()
+    local existed = vim.fn.bufexists(real) == 1
+    local b = vim.fn.bufadd(real)
+    if not existed then
+      vim.bo[b].buflisted = false
     end
+    if not vim.api.nvim_buf_is_loaded(b) then
+      vim.bo[b].swapfile = false
+      vim.fn.bufload(b)
+    end
+    if vim.bo[b].filetype == "" then
+      local ft = vim.filetype.match({ buf = b, filename = real })
+      if ft then
+        vim.bo[b].filetype = ft
+      end
+    end
+    return b
+  end)
+  vim.o.eventignore = saved
+  if not ok then
+    fail(string.format("%s could not be loaded for the language server", rel))
   end
   if #vim.lsp.get_clients({ bufnr = buf }) == 0 and vim.bo[buf].filetype ~= "" then
     for _, client in ipairs(clients_for(vim.bo[buf].filetype, real)) do
