@@ -46,7 +46,8 @@ vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = fun
 end })
 function _G.bench_start_pylsp(root, cmd, file)
   vim.cmd.edit(file)
-  vim.lsp.start({ name = 'pylsp', cmd = { cmd }, root_dir = root })
+  vim.lsp.start({ name = 'pylsp', cmd = { cmd }, root_dir = root,
+    cmd_env = { XDG_CACHE_HOME = root .. '/.cache' } })
 end
 function _G.bench_ready(file)
   for _, c in ipairs(vim.lsp.get_clients({ bufnr = vim.fn.bufnr(file) })) do

@@ -61,9 +61,10 @@ end })
 """
 
 START_PYLSP = """
-local root, cmd = ...
+local root, cmd, cache = ...
 vim.api.nvim_create_autocmd('FileType', { pattern = 'python', callback = function(ev)
-  vim.lsp.start({ name = 'pylsp', cmd = { cmd }, root_dir = root }, { bufnr = ev.buf })
+  vim.lsp.start({ name = 'pylsp', cmd = { cmd }, root_dir = root,
+    cmd_env = { XDG_CACHE_HOME = cache } }, { bufnr = ev.buf })
 end })
 """
 
@@ -140,7 +141,9 @@ def lsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lsp]:
     options = {"mm": str(REPO / "demo" / "mm"), "config": config}
     with start(init(options)) as nvim:
         nvim.command(f"cd {project}")
-        nvim.exec_lua(START_PYLSP, str(project), str(PYLSP))
+        # jedi's cache outside Neovim's temporary XDG dirs: pylsp may still write it while
+        # Neovim quits and those dirs are removed.
+        nvim.exec_lua(START_PYLSP, str(project), str(PYLSP), str(base / "cache"))
         nvim.exec_lua(COUNT_READS)
         nvim.command(f"edit {project / 'main.py'}")
         wait_for(lambda: nvim.exec_lua(ATTACHED, str(project / "main.py")), 30, message="pylsp")
@@ -245,6 +248,11 @@ def test_no_server_is_a_clear_error_naming_the_filetype(lsp: Lsp) -> None:
     answer = lsp.call("hover", {"path": "notes.xyz", "line": 1, "col": 1})
     assert answer.startswith("[client tool error:"), answer
     assert "no language server is attached to notes.xyz (filetype xyz)" in answer
+    # A file not open, of a filetype no server serves: the same error, and no buffer left.
+    (lsp.project / "other.xyz").write_text("x\n")
+    answer = lsp.call("symbols", {"path": "other.xyz"})
+    assert "no language server is attached to other.xyz (no filetype detected)" in answer, answer
+    assert lsp.ed.lua("return vim.fn.bufexists(...)", str(lsp.project / "other.xyz")) == 0
     lsp.ed.nvim.command("edit main.py")
 
 

@@ -19,9 +19,14 @@ M.TIMEOUT_MS = 5000
 --- Files larger than this are not loaded for a server (nor read for a location's line).
 local MAX_FILE_BYTES = 4 * 1024 * 1024
 
-local function filetype_of(buf)
+-- The error for a file no language server serves, naming its filetype.
+local function no_server(path, buf)
   local ft = vim.bo[buf].filetype
-  return ft ~= "" and ft or "no filetype"
+  return string.format(
+    "no language server is attached to %s (%s); the user has to start one for it",
+    path,
+    ft ~= "" and "filetype " .. ft or "no filetype detected"
+  )
 end
 
 -- Whether `real` lies under a client's root or one of its workspace folders.
@@ -80,10 +85,10 @@ local function load_quietly(real, rel)
   -- No autocommand at all (BufNew, BufRead, FileType): other plugins must not start on it.
   local saved = vim.o.eventignore
   vim.o.eventignore = "all"
+  local created = vim.fn.bufexists(real) == 0
   local ok, buf = pcall(function()
-    local existed = vim.fn.bufexists(real) == 1
     local b = vim.fn.bufadd(real)
-    if not existed then
+    if created then
       vim.bo[b].buflisted = false
     end
     if not vim.api.nvim_buf_is_loaded(b) then
@@ -106,6 +111,14 @@ local function load_quietly(real, rel)
     for _, client in ipairs(clients_for(vim.bo[buf].filetype, real)) do
       vim.lsp.buf_attach_client(buf, client.id)
     end
+  end
+  if created and #vim.lsp.get_clients({ bufnr = buf }) == 0 then
+    -- No server for it: the buffer we made would only linger, hidden.
+    local message = no_server(rel, buf)
+    vim.o.eventignore = "all"
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    vim.o.eventignore = saved
+    fail(message)
   end
   return buf
 end
@@ -135,13 +148,7 @@ end
 function M.clients(entry, method)
   local attached = vim.lsp.get_clients({ bufnr = entry.buf })
   if #attached == 0 then
-    fail(
-      string.format(
-        "no language server is attached to %s (filetype %s); the user has to start one for it",
-        entry.path,
-        filetype_of(entry.buf)
-      )
-    )
+    fail(no_server(entry.path, entry.buf))
   end
   local offering = {}
   for _, client in ipairs(attached) do
