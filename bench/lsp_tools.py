@@ -159,12 +159,25 @@ def probe(nvim: Any, probes: list[float], until: Any, timeout: float = 120.0) ->
     raise RuntimeError(f"not done within {timeout} s")
 
 
+def concurrent_probes(ed: Any, tool: str, args: dict[str, Any], needle: str) -> tuple[list, int]:
+    """Probes during CONCURRENT_TURNS turns of CONCURRENT calls of `tool` at once; the number
+    of answers holding `needle`."""
+    busy: list[float] = []
+    answered = 0
+    for _ in range(CONCURRENT_TURNS):
+        count = len(ed.done()) + 1
+        ed.ask(f"/parallel {CONCURRENT} {tool} {json.dumps(args)}")
+        probe(ed.nvim, busy, lambda c=count: len(ed.done()) >= c)
+        this_turn = ed.turn_text().rsplit("/parallel", 1)[-1]
+        answered += this_turn.count(f"client_{tool} -> {needle}")
+    return busy, answered
+
+
 def bench_concurrent(root: Path) -> None:
     work = root / "concurrent"
     work.mkdir()
     main = project(work)
     idle: list[float] = []
-    busy: list[float] = []
     with editor(work, permission_rules=ALLOW_CLIENT_TOOLS) as ed:
         nvim = ed.nvim
         start_pylsp(nvim, work, main)
@@ -173,12 +186,9 @@ def bench_concurrent(root: Path) -> None:
             t0 = time.perf_counter()
             nvim.eval("1+1")
             idle.append((time.perf_counter() - t0) * 1e3)
-        answered = 0
-        for _ in range(CONCURRENT_TURNS):
-            count = len(ed.done()) + 1
-            ed.ask(f"/parallel {CONCURRENT} definition {json.dumps(ARGS)}")
-            probe(nvim, busy, lambda c=count: len(ed.done()) >= c)
-            answered += ed.turn_text().count('client_definition -> {"locations":[{"path":"greeter')
+        # The same turns with a tool that needs no server: what the turn itself costs.
+        plain, plain_answered = concurrent_probes(ed, "read_buffer", {"path": "main.py"}, '{"path"')
+        busy, answered = concurrent_probes(ed, "definition", ARGS, '{"locations":[{"path":"greeter')
     emit(
         BENCH,
         "probe_p99_during_20_concurrent",
@@ -188,6 +198,9 @@ def bench_concurrent(root: Path) -> None:
         max=max(busy),
         baseline=quantile(idle, 0.99),
         baseline_of="idle probe p99",
+        same_turns_read_buffer_p99=quantile(plain, 0.99),
+        same_turns_read_buffer_max=max(plain),
+        same_turns_read_buffer_answered=plain_answered,
         target=f"< {TARGET_PROBE_P99_MS}",
         met=quantile(busy, 0.99) < TARGET_PROBE_P99_MS,
         n=len(busy),
