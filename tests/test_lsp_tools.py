@@ -212,6 +212,19 @@ def test_references_across_files(lsp: Lsp) -> None:
     ]
 
 
+def test_type_definition_and_a_method_the_server_does_not_offer(lsp: Lsp) -> None:
+    # main.py line 5: `    g = Greeter()`; col 5 is `g`, an instance of Greeter.
+    answer = lsp.json("type_definition", {"path": "main.py", "line": 5, "col": 5})
+    assert [(x["path"], x["line"], x["text"]) for x in answer["locations"]] == [
+        ("greeter.py", 4, "class Greeter:")
+    ]
+    refused = lsp.call("implementation", {"path": "main.py", "line": 6, "col": 14})
+    assert refused == (
+        "[client tool error: the language server attached to main.py (pylsp) does not offer"
+        " textDocument/implementation]"
+    )
+
+
 def test_document_symbols_have_name_paths(lsp: Lsp) -> None:
     answer = lsp.json("symbols", {"path": "greeter.py"})
     names = {(s["name"], s["kind"], s["line"]) for s in answer["symbols"]}

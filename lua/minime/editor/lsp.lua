@@ -337,7 +337,9 @@ function M.collector(scope, limits)
     self.seen[key] = true
     item.text = text.line(sline, limits.max_line_bytes)
     local size = 80 + #item.path + #item.text + #(item.name or "")
-    if #self.items >= limits.max_lines or (#self.items > 0 and self.bytes + size > limits.max_bytes) then
+    local full = #self.items >= limits.max_lines
+      or (#self.items > 0 and self.bytes + size > limits.max_bytes)
+    if full then
       self.dropped = self.dropped + 1
       return
     end
@@ -371,6 +373,20 @@ function M.add_locations(out, result, encoding)
   end
 end
 
+--- Ask `method` (definition, typeDefinition, implementation, references: answers that are
+--- locations) at a position of `entry` and add the locations to `out`. `extra` goes into the
+--- params (references' context).
+function M.locations_at(out, entry, line, col, method, timeout_ms, extra)
+  local at = M.position_params(entry, line, col)
+  local params = function(client)
+    return vim.tbl_extend("force", at(client), extra or {})
+  end
+  local clients = M.clients(entry, method)
+  for _, answer in ipairs(M.request(clients, method, params, entry.buf, timeout_ms)) do
+    M.add_locations(out, answer.result, answer.client.offset_encoding)
+  end
+end
+
 --- The symbols of one documentSymbol answer, flattened with name paths (`Class/method`):
 --- { { name, kind, uri, range } } (DocumentSymbol: its selectionRange; SymbolInformation: its
 --- location, the name path built from containerName).
@@ -386,8 +402,12 @@ function M.flatten_symbols(result, uri)
           if type(container) == "string" and container ~= "" and not prefix then
             name = container .. "/" .. sym.name
           end
-          flat[#flat + 1] =
-            { name = name, kind = kinds[sym.kind], uri = sym.location.uri, range = sym.location.range }
+          flat[#flat + 1] = {
+            name = name,
+            kind = kinds[sym.kind],
+            uri = sym.location.uri,
+            range = sym.location.range,
+          }
         else
           flat[#flat + 1] = {
             name = name,

@@ -29,7 +29,8 @@ function M.document(entry, timeout_ms)
   end
   local found = {}
   local uri = vim.uri_from_bufnr(entry.buf)
-  for _, answer in ipairs(lsp.request(lsp.clients(entry, DOC), DOC, params, entry.buf, timeout_ms)) do
+  local clients = lsp.clients(entry, DOC)
+  for _, answer in ipairs(lsp.request(clients, DOC, params, entry.buf, timeout_ms)) do
     for _, sym in ipairs(lsp.flatten_symbols(answer.result, uri)) do
       sym.encoding = answer.client.offset_encoding
       found[#found + 1] = sym

@@ -19,11 +19,7 @@ local MAX_FOLLOWED = 20
 
 -- The definitions at one position, added to `out`.
 local function define_at(out, entry, line, col, timeout_ms)
-  local clients = lsp.clients(entry, METHOD)
-  local params = lsp.position_params(entry, line, col)
-  for _, answer in ipairs(lsp.request(clients, METHOD, params, entry.buf, timeout_ms)) do
-    lsp.add_locations(out, answer.result, answer.client.offset_encoding)
-  end
+  lsp.locations_at(out, entry, line, col, METHOD, timeout_ms)
 end
 
 local function handler(args, ctx)
@@ -76,7 +72,11 @@ return {
           .. "the file of line/col.",
       },
       line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
-      col = { type = "integer", minimum = 1, description = "Column (1-based), with path and line." },
+      col = {
+        type = "integer",
+        minimum = 1,
+        description = "Column (1-based), with path and line.",
+      },
     },
     additionalProperties = false,
   },

@@ -15,7 +15,8 @@ local function handler(args, ctx)
   local limits = text.limits(ctx)
   local entry, line, col = symbols.target(scope, args, ctx.lsp_timeout_ms)
   local clients = lsp.clients(entry, METHOD)
-  local answers = lsp.request(clients, METHOD, lsp.position_params(entry, line, col), entry.buf, ctx.lsp_timeout_ms)
+  local params = lsp.position_params(entry, line, col)
+  local answers = lsp.request(clients, METHOD, params, entry.buf, ctx.lsp_timeout_ms)
   local parts = {}
   for _, answer in ipairs(answers) do
     local result = answer.result
@@ -52,7 +53,11 @@ return {
           .. "the file of line/col.",
       },
       line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
-      col = { type = "integer", minimum = 1, description = "Column (1-based), with path and line." },
+      col = {
+        type = "integer",
+        minimum = 1,
+        description = "Column (1-based), with path and line.",
+      },
     },
     additionalProperties = false,
   },

@@ -23,16 +23,8 @@ local function handler(args, ctx)
   local scope = scope_mod.new(ctx)
   local out = lsp.collector(scope, text.limits(ctx))
   local entry, line, col = symbols.target(scope, args, ctx.lsp_timeout_ms)
-  local at = lsp.position_params(entry, line, col)
-  local params = function(client)
-    local p = at(client)
-    p.context = { includeDeclaration = include }
-    return p
-  end
-  local clients = lsp.clients(entry, METHOD)
-  for _, answer in ipairs(lsp.request(clients, METHOD, params, entry.buf, ctx.lsp_timeout_ms)) do
-    lsp.add_locations(out, answer.result, answer.client.offset_encoding)
-  end
+  local context = { context = { includeDeclaration = include } }
+  lsp.locations_at(out, entry, line, col, METHOD, ctx.lsp_timeout_ms, context)
   return out:result("locations")
 end
 
@@ -55,7 +47,11 @@ return {
           .. "the file of line/col.",
       },
       line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
-      col = { type = "integer", minimum = 1, description = "Column (1-based), with path and line." },
+      col = {
+        type = "integer",
+        minimum = 1,
+        description = "Column (1-based), with path and line.",
+      },
       include_declaration = {
         type = "boolean",
         description = "Also list the declaration itself. Default: true.",
