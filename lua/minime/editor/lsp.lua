@@ -1,8 +1,8 @@
 --- What the language-server tools (definition, references, symbols, hover) share: the buffer a
 --- path names (loaded without side effects when it is not open, a running client attached),
 --- LSP requests that wait without holding the editor (editor/async.lua, with a timeout), and
---- LSP answers turned into what the model reads: 1-based byte positions, paths relative to the
---- cwd, and locations outside the scope counted, never named.
+--- 1-based byte positions turned into the server's. Answers become locations in
+--- lsp_locations.lua (re-exported here), names become positions in lsp_symbols.lua.
 local args_mod = require("minime.editor.args")
 local async = require("minime.editor.async")
 local scope_mod = require("minime.editor.scope")
