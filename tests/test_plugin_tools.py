@@ -13,13 +13,12 @@ import pytest
 from nvim_harness import REPO, start
 from plugin_harness import Editor, agent_file, init
 
-BUILTIN = [
-    "client_diagnostics",
-    "client_open_buffers",
-    "client_quickfix",
-    "client_read_buffer",
-    "client_selection",
-]
+# The built-in tools as the model sees them: one Lua file each (lua/minime/tools/).
+BUILTIN = sorted(
+    "client_" + p.stem
+    for p in (REPO / "lua" / "minime" / "tools").glob("*.lua")
+    if p.stem != "init"
+)
 
 
 def yolo_agent_file(directory: Path, discovery: str | None) -> str:
@@ -118,7 +117,7 @@ def test_two_cwds_get_their_own_tool_sets(project: Path, tmp_path: Path) -> None
         ed.wait_done(2)
         second = [t["name"] for t in listed_tools(ed.turn_text(os.path.realpath(other)))]
     assert first == BUILTIN
-    assert second == ["client_open_buffers", "client_read_buffer", "client_selection"]
+    assert second == [n for n in BUILTIN if n not in ("client_quickfix", "client_diagnostics")]
 
 
 def test_meta_mode_enforces_disabled_tools_per_call(project: Path) -> None:

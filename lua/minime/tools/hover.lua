@@ -1,0 +1,65 @@
+--- client_hover { symbol?, path?, line?, col? }: what the language server shows on hover
+--- (signature, documentation), as markdown.
+--- -> { path, line, col, text }   (text "" when the server has nothing to say there)
+local args_mod = require("minime.editor.args")
+local lsp = require("minime.editor.lsp")
+local symbols = require("minime.editor.lsp_symbols")
+local scope_mod = require("minime.editor.scope")
+local text = require("minime.editor.text")
+
+local METHOD = "textDocument/hover"
+
+local function handler(args, ctx)
+  args = args_mod.table(args)
+  local scope = scope_mod.new(ctx)
+  local limits = text.limits(ctx)
+  local entry, line, col = symbols.target(scope, args, ctx.lsp_timeout_ms)
+  local clients = lsp.clients(entry, METHOD)
+  local params = lsp.position_params(entry, line, col)
+  local answers = lsp.request(clients, METHOD, params, entry.buf, ctx.lsp_timeout_ms)
+  local parts = {}
+  for _, answer in ipairs(answers) do
+    local result = answer.result
+    if type(result) == "table" and result.contents then
+      local lines = vim.lsp.util.convert_input_to_markdown_lines(result.contents)
+      local body = vim.trim(table.concat(lines, "\n"))
+      if body ~= "" then
+        parts[#parts + 1] = body
+      end
+    end
+  end
+  local body = text.sanitize(table.concat(parts, "\n\n---\n\n"))
+  if #body > limits.max_bytes then
+    body = body:sub(1, limits.max_bytes) .. "\n[cut: hover text longer than the output limit]"
+  end
+  return { path = entry.path, line = line, col = col, text = body }
+end
+
+return {
+  description = "Show what the editor's language server says about a symbol on hover: its "
+    .. "signature and documentation, as markdown. Prefer naming it: {symbol} with a name or "
+    .. "name path such as \"Greeter/greet\" (optionally path); or {path, line, col} "
+    .. "(1-based). Returns JSON {path, line, col, text}.",
+  input_schema = {
+    type = "object",
+    properties = {
+      symbol = {
+        type = "string",
+        description = "Name or name path (Class/method) of the symbol. Preferred form.",
+      },
+      path = {
+        type = "string",
+        description = "File relative to the working directory: where symbol is defined, or "
+          .. "the file of line/col.",
+      },
+      line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
+      col = {
+        type = "integer",
+        minimum = 1,
+        description = "Column (1-based), with path and line.",
+      },
+    },
+    additionalProperties = false,
+  },
+  handler = handler,
+}
