@@ -73,10 +73,9 @@ def take(nvim: Any, buf: int) -> str:
         extra = f" conceal={conceal!r}" if conceal is not None else ""
         extra += f" virt_text={virt}" if virt is not None else ""
         mark_lines.append(f"{r}:{c}-{er}:{ec} {group or '-'} [{ns}]{extra}")
-    return "\n".join(
-        ["--- screen", *(t.rstrip() for t in text), "--- attributes", *attr_rows]
-        + ["--- extmarks (row:col-row:col group [namespace])", *mark_lines, ""]
-    )
+    head = "--- extmarks (row:col-row:col group [namespace])"
+    screen = [t.rstrip() for t in text]
+    return "\n".join(["--- screen", *screen, "--- attributes", *attr_rows, head, *mark_lines, ""])
 
 
 def check(name: str, shot: str) -> None:
