@@ -187,4 +187,37 @@ function M.target(scope, args, timeout_ms)
   return lsp.buffer(scope, path), line, col
 end
 
+--- The input schema of a tool that takes a symbol by name or by position: {symbol} (preferred)
+--- or {path, line, col}; `path_says` describes `path`, `extra` adds properties.
+---@param path_says string
+---@param extra? table<string, table>
+function M.target_schema(path_says, extra)
+  local properties = {
+    symbol = {
+      type = "string",
+      description = "Name or name path (Class/method) of the symbol. Preferred form.",
+    },
+    path = { type = "string", description = path_says },
+    line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
+    col = { type = "integer", minimum = 1, description = "Column (1-based), with path and line." },
+  }
+  for name, prop in pairs(extra or {}) do
+    properties[name] = prop
+  end
+  return { type = "object", properties = properties, additionalProperties = false }
+end
+
+--- The handler of a tool that answers the locations an LSP `method` gives for a symbol, named
+--- or at a position (implementation, type_definition).
+---@param method string
+function M.locations_handler(method)
+  return function(args, ctx)
+    local scope = require("minime.editor.scope").new(ctx)
+    local out = lsp.collector(scope, require("minime.editor.text").limits(ctx))
+    local entry, line, col = M.target(scope, args_mod.table(args), ctx.lsp_timeout_ms)
+    lsp.locations_at(out, entry, line, col, method, ctx.lsp_timeout_ms)
+    return out:result("locations")
+  end
+end
+
 return M

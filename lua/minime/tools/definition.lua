@@ -59,26 +59,9 @@ return {
     .. "path, the file to look in); use {path, line, col} (1-based) for a use site. Returns "
     .. "JSON {locations: [{path, line, col, end_line, end_col, text}], outside}: outside "
     .. "counts definitions outside the working directory (libraries), which are not named.",
-  input_schema = {
-    type = "object",
-    properties = {
-      symbol = {
-        type = "string",
-        description = "Name or name path (Class/method) of the symbol. Preferred form.",
-      },
-      path = {
-        type = "string",
-        description = "File relative to the working directory: where to look up symbol, or "
-          .. "the file of line/col.",
-      },
-      line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
-      col = {
-        type = "integer",
-        minimum = 1,
-        description = "Column (1-based), with path and line.",
-      },
-    },
-    additionalProperties = false,
-  },
+  input_schema = symbols.target_schema(
+    "File relative to the working directory: where to look up symbol, or "
+      .. "the file of line/col."
+  ),
   handler = handler,
 }

@@ -40,26 +40,9 @@ return {
     .. "signature and documentation, as markdown. Prefer naming it: {symbol} with a name or "
     .. "name path such as \"Greeter/greet\" (optionally path); or {path, line, col} "
     .. "(1-based). Returns JSON {path, line, col, text}.",
-  input_schema = {
-    type = "object",
-    properties = {
-      symbol = {
-        type = "string",
-        description = "Name or name path (Class/method) of the symbol. Preferred form.",
-      },
-      path = {
-        type = "string",
-        description = "File relative to the working directory: where symbol is defined, or "
-          .. "the file of line/col.",
-      },
-      line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
-      col = {
-        type = "integer",
-        minimum = 1,
-        description = "Column (1-based), with path and line.",
-      },
-    },
-    additionalProperties = false,
-  },
+  input_schema = symbols.target_schema(
+    "File relative to the working directory: where symbol is defined, or "
+      .. "the file of line/col."
+  ),
   handler = handler,
 }

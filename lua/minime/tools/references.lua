@@ -34,30 +34,15 @@ return {
     .. "path, the file that defines it); or {path, line, col} (1-based). Returns JSON "
     .. "{locations: [{path, line, col, end_line, end_col, text}], outside}: outside counts "
     .. "uses outside the working directory, which are not named.",
-  input_schema = {
-    type = "object",
-    properties = {
-      symbol = {
-        type = "string",
-        description = "Name or name path (Class/method) of the symbol. Preferred form.",
-      },
-      path = {
-        type = "string",
-        description = "File relative to the working directory: where symbol is defined, or "
-          .. "the file of line/col.",
-      },
-      line = { type = "integer", minimum = 1, description = "Line (1-based), with path and col." },
-      col = {
-        type = "integer",
-        minimum = 1,
-        description = "Column (1-based), with path and line.",
-      },
+  input_schema = symbols.target_schema(
+    "File relative to the working directory: where symbol is defined, or "
+      .. "the file of line/col.",
+    {
       include_declaration = {
         type = "boolean",
         description = "Also list the declaration itself. Default: true.",
       },
-    },
-    additionalProperties = false,
-  },
+    }
+  ),
   handler = handler,
 }
