@@ -57,9 +57,8 @@ def main() -> None:
             send({"id": rid, "result": {"sessionId": "fs-1"}})
         elif method == "session/prompt":
             sid = params["sessionId"]
-            text = "".join(
-                b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"
-            ).strip()
+            texts = [b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"]
+            text = texts[0].strip() if texts else ""  # the editor may add context blocks
             if text == "caps":
                 say(sid, "CAPS " + json.dumps(caps, sort_keys=True))
             else:
