@@ -128,3 +128,18 @@ def test_capability_follows_the_fs_option(tmp_path: Path) -> None:
         got = caps.get("fs") or {}
         assert bool(got.get("readTextFile")) is expected
         assert bool(got.get("writeTextFile")) is expected
+
+
+def test_a_fifo_or_a_missing_file_is_a_clear_error_and_the_editor_keeps_running(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    cwd = project(tmp_path)
+    os.mkfifo(cwd / "pipe")  # a read that waited for a writer would hang the editor
+    with fs_editor(cwd) as ed:
+        got = answers(ed, read(cwd / "pipe"), read(cwd / "missing.txt"), write(cwd / "pipe", "x"))
+        assert ed.lua("return 1 + 1") == 2
+    assert "not a regular file" in got[0]["error"]["data"]["details"]
+    assert got[1]["error"]["data"]["details"] == "no such file"
+    assert "not a regular file (a fifo)" in got[2]["error"]["data"]["details"]

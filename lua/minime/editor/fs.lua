@@ -12,6 +12,7 @@ local scope_mod = require("minime.editor.scope")
 local text = require("minime.editor.text")
 
 local api = vim.api
+local uv = vim.uv or vim.loop
 
 local M = {}
 
@@ -131,12 +132,17 @@ local function write_buffer(buf, content)
 end
 
 local function write_disk(real, content)
-  local fd, err = vim.uv.fs_open(real, "w", 420)
+  local stat = uv.fs_stat(real)
+  if stat and stat.type ~= "file" then
+    -- Opening a FIFO for writing would wait for a reader, holding the editor.
+    fail(string.format("cannot write it: not a regular file (a %s)", stat.type))
+  end
+  local fd, err = uv.fs_open(real, "w", 420)
   if not fd then
     fail("cannot write it: " .. tostring(err))
   end
-  local _, werr = vim.uv.fs_write(fd, content, 0)
-  vim.uv.fs_close(fd)
+  local _, werr = uv.fs_write(fd, content, 0)
+  uv.fs_close(fd)
   if werr then
     fail("cannot write it: " .. tostring(werr))
   end
