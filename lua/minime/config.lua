@@ -56,6 +56,9 @@ local function defaults()
     -- real absolute path; a lone * also matches nothing). nil: require("minime.editor.scope")
     -- .DEFAULT_DENY (.env, *.pem, *.key, id_rsa*, .ssh/, .git/config, histories, …).
     deny = nil,
+    -- Lend the agent the ACP file system (fs/read_text_file, fs/write_text_file) through the
+    -- buffers, scoped like the tools (the cwd, the deny list). mm ignores it.
+    fs = true,
     -- Bounds of one read_buffer result, and of one line in it.
     max_lines = 2000,
     max_bytes = 100000,

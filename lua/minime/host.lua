@@ -135,6 +135,7 @@ function M.send_setup()
     permission_rules = o.permission_rules,
     permission_timeout = o.permission and o.permission.timeout or vim.NIL,
     user_tools = tools,
+    fs = o.fs ~= false,
   })
 end
 

@@ -42,6 +42,11 @@ function M.tool(name, args, ctx, reply)
   return require("minime.tools").call(name, args, ctx, reply)
 end
 
+--- Answer the agent's `fs/read_text_file` or `fs/write_text_file` (see minime.editor.fs).
+function M.fs(method, params, cwd, reply)
+  return require("minime.editor.fs").call(method, params, cwd, reply)
+end
+
 --- Show a permission request (see :h minime-permission); the answer goes back to the host.
 ---@param req table
 function M.permission(req)

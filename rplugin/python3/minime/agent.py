@@ -13,7 +13,7 @@ from .permissions import PermissionCallback
 from .session import Prompt, Session, TurnStream
 from .tools import ToolSource
 
-_CONNECT_OPTIONS = {"command", "env", "ready_timeout", "cancel_timeout"}
+_CONNECT_OPTIONS = {"command", "env", "ready_timeout", "cancel_timeout", "fs"}
 
 
 class Agent:

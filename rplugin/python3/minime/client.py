@@ -19,6 +19,7 @@ from . import agent_file
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
 from .errors import Error, describe
+from .fs import FileSystem, file_system
 from .handler import Handler
 from .permissions import PermissionCallback
 from .process import AgentProcess
@@ -52,8 +53,10 @@ class Client(StoredSessions):
         ready_timeout: float,
         cancel_timeout: float,
         env: dict[str, str] | None,
+        fs: FileSystem | None = None,
     ) -> None:
         self.argv = argv
+        self.fs = fs
         self.cwd = cwd
         self.discovery = discovery
         self.on_permission = on_permission
@@ -119,16 +122,19 @@ class Client(StoredSessions):
 
     async def _initialize(self) -> Any:
         from acp import PROTOCOL_VERSION
-        from acp.schema import ClientCapabilities, Implementation
+        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
         meta: dict[str, Any] = {}
         if self.discovery == "request":
             meta[TOOLS_META_KEY] = True
         elif self.tool_service.static:
             meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
+        lent: dict[str, Any] = {}
+        if self.fs is not None:  # only then may the agent send fs/* requests
+            lent["fs"] = FileSystemCapabilities(read_text_file=True, write_text_file=True)
         return await self.rpc.initialize(
             protocol_version=PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(field_meta=meta or None),
+            client_capabilities=ClientCapabilities(field_meta=meta or None, **lent),
             client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
         )
 
@@ -342,6 +348,7 @@ async def connect(
     env: dict[str, str] | None = None,
     ready_timeout: float = 60.0,
     cancel_timeout: float = 30.0,
+    fs: Any = None,
 ) -> Client:
     """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it."""
     check_connect_arguments(
@@ -363,6 +370,7 @@ async def connect(
         raise Error('tools given as a function need discovery="request"')
     if not callable(tools):
         tools = tools_mod.validate(tools)  # refused before anything is spawned
+    handlers = file_system(fs)
     workdir = working_directory(cwd)
     argv = agent_argv(config, mm, command)
     if not command and (callable(tools) or tools):  # mm would say why only on its stderr
@@ -378,6 +386,7 @@ async def connect(
         ready_timeout=ready_timeout,
         cancel_timeout=cancel_timeout,
         env=dict(os.environ, **env) if env else None,
+        fs=handlers,
     )
     if not callable(tools):
         client.set_static_tools(tools)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from .fs import inside
 from .model import PermissionOption, PermissionRequest
 from .permissions import decide
 from .tool_service import TOOLS_LIST_METHOD
@@ -66,6 +67,54 @@ class Handler:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=option_id)
         )
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **_: Any,
+    ) -> Any:
+        from acp.schema import ReadTextFileResponse
+
+        fs, real = self._fs_target("fs/read_text_file", session_id, path)
+        for name, value in (("line", line), ("limit", limit)):
+            if value is not None and value < (1 if name == "line" else 0):
+                self._refuse(f"{name} must be {'>= 1' if name == 'line' else '>= 0'}, got {value}")
+        text = await self._owner.transport.cancellable(fs.read_text(session_id, real, line, limit))
+        return ReadTextFileResponse(content=text)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> Any:
+        from acp.schema import WriteTextFileResponse
+
+        fs, real = self._fs_target("fs/write_text_file", session_id, path)
+        await self._owner.transport.cancellable(fs.write_text(session_id, real, content))
+        return WriteTextFileResponse()
+
+    def _fs_target(self, method: str, session_id: str, path: str) -> tuple[Any, str]:
+        """The handlers and the real path, or a JSON-RPC error saying why not."""
+        fs = self._owner.fs
+        if fs is None:
+            from acp import RequestError
+
+            raise RequestError.method_not_found(method)
+        session = self._owner.sessions.get(session_id)
+        if session is None:
+            log.warning("refused %s for unknown session %r", method, session_id)
+            self._refuse(f"unknown session {session_id!r}: this client never opened it")
+        try:
+            return fs, inside(session.cwd, path)
+        except ValueError as exc:
+            log.warning("refused %s: %s", method, exc)
+            self._refuse(str(exc))
+            raise  # unreachable
+
+    @staticmethod
+    def _refuse(details: str) -> None:
+        from acp import RequestError
+
+        raise RequestError.invalid_params({"details": details})
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         # No await before this: the SDK runs each notification in its own task, and only

@@ -34,8 +34,10 @@ class AgentPool:
         tool_source: Callable[[str], Any],
         on_permission: Callable[[PermissionRequest], Awaitable[permissions.Decision]],
         on_stderr: Callable[[str], None],
+        file_system: Callable[[], Any] | None = None,
     ) -> None:
         self._bridge = bridge
+        self._file_system = file_system or (lambda: None)
         self._tool_source = tool_source
         self._on_permission = on_permission
         self._on_stderr = on_stderr
@@ -159,6 +161,7 @@ class AgentPool:
             command=command,
             env=agent_env(payload.agent_env),
             tools=self._tool_source(discovery),
+            fs=self._file_system(),
             discovery=discovery,
             on_permission=self._on_permission,
             on_stderr=self._on_stderr,

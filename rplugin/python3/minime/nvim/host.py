@@ -61,7 +61,11 @@ class Host:
             self._notice,
         )
         self.pool = AgentPool(
-            self.bridge, self.tools.source, self.ask_permission, self.stderr_lines.append
+            self.bridge,
+            self.tools.source,
+            self.ask_permission,
+            self.stderr_lines.append,
+            file_system=lambda: self.tools.file_system(self.pool.cwd_of) if self.setup.fs else None,
         )
         self.modes = SessionModes(self.bridge, self.pool.sessions.get)
         self.reopener = SessionReopener(

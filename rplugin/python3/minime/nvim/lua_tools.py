@@ -22,6 +22,7 @@ from .editor_tools import editor_tools
 ANSWER_TIMEOUT = 60.0
 
 CALL = "return require('minime.rpc').tool(...)"
+FS_CALL = "return require('minime.rpc').fs(...)"
 
 
 class LuaTools:
@@ -62,14 +63,14 @@ class LuaTools:
         )
         return source if discovery == "request" else source(None, None)
 
-    async def call(self, name: str, args: dict[str, Any], cwd: str) -> Any:
+    async def call(self, name: str, args: dict[str, Any], cwd: str, *, lua: str = CALL) -> Any:
         """Run tool ``name`` for the session in ``cwd`` (Lua builds its context: options,
         selection): its answer, at once or from a later ``tool_result``."""
         call_id = next(self._ids)
         later: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._waiting[call_id] = later
         try:
-            answer = await self._lua_call(CALL, name, args, os.path.realpath(cwd), call_id)
+            answer = await self._lua_call(lua, name, args, os.path.realpath(cwd), call_id)
             if isinstance(answer, dict) and answer.get("pending"):
                 try:
                     answer = await asyncio.wait_for(asyncio.wrap_future(later), ANSWER_TIMEOUT)
@@ -78,6 +79,10 @@ class LuaTools:
             return answer
         finally:
             del self._waiting[call_id]
+
+    def file_system(self, cwd_of: Callable[[str], str]) -> BufferFileSystem:
+        """The ACP fs handlers for the library, answered by lua/minime/editor/fs.lua."""
+        return BufferFileSystem(self, cwd_of)
 
     def answer(self, result: ops.ToolResult) -> None:
         """A later answer from Lua (on pynvim's thread)."""
@@ -88,3 +93,32 @@ class LuaTools:
 
 def _mappings(decls: list[ops.ToolDecl]) -> list[dict[str, Any]]:
     return [msgspec.structs.asdict(decl) for decl in decls]
+
+
+class BufferFileSystem:
+    """``fs/read_text_file`` / ``fs/write_text_file`` through the buffers: Lua answers (in the
+    session's cwd, which ``cwd_of`` gives for a session id); its refusal is the agent's error."""
+
+    def __init__(self, tools: LuaTools, cwd_of: Callable[[str], str]) -> None:
+        self._tools = tools
+        self._cwd_of = cwd_of
+
+    async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
+        params = {"path": path, "line": line, "limit": limit}
+        return await self._ask("fs/read_text_file", session_id, params)
+
+    async def write(self, session_id: str, path: str, content: str) -> None:
+        await self._ask("fs/write_text_file", session_id, {"path": path, "content": content})
+
+    async def _ask(self, method: str, session_id: str, params: dict[str, Any]) -> Any:
+        from acp import RequestError
+
+        cwd = self._cwd_of(session_id)
+        if not cwd:
+            raise RequestError.invalid_params({"details": "the session is not open in the editor"})
+        answer = await self._tools.call(method, params, cwd, lua=FS_CALL)
+        if not isinstance(answer, dict) or not answer.get("ok"):
+            error = answer.get("error") if isinstance(answer, dict) else None
+            raise RequestError.invalid_params({"details": str(error or "the editor failed")})
+        value = answer.get("value")
+        return value if isinstance(value, str) else ""

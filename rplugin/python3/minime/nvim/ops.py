@@ -50,6 +50,7 @@ class Setup(Op, kw_only=True):
     # Each {pattern, decision}; prompts.py skips an entry of another shape.
     permission_rules: list[Any] = msgspec.field(default_factory=list)
     permission_timeout: float | None = None
+    fs: bool = True  # lend the agent the ACP file system through the buffers
 
 
 class CwdOp(Op, kw_only=True):

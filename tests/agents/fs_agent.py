@@ -1,0 +1,78 @@
+"""A minimal ACP agent (JSON lines on stdio) that uses the client's file system, for
+tests/test_fs.py and tests/test_library_fs.py. It runs no model: each prompt is JSON.
+
+- a prompt ``{"method": "fs/read_text_file", "params": {...}}`` (or a list of them) sends each
+  request to the client (``sessionId`` filled in unless given) and answers with one text chunk
+  per request: ``FS {"result": ...}`` or ``FS {"error": ...}``, the client's answer as JSON;
+- the prompt ``caps`` answers ``CAPS <the clientCapabilities it received at initialize>``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+_ids = iter(range(1000, 10**9))
+
+
+def send(message: dict) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+    sys.stdout.flush()
+
+
+def say(session_id: str, text: str) -> None:
+    body = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def ask(method: str, params: dict) -> dict:
+    """Send a request to the client and read until its answer (the client sends us nothing
+    else while we wait: the prompt is ours)."""
+    rid = next(_ids)
+    send({"id": rid, "method": method, "params": params})
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("id") == rid and "method" not in message:
+            return {k: message[k] for k in ("result", "error") if k in message}
+    raise SystemExit(0)
+
+
+def main() -> None:
+    caps: dict = {}
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in request or "method" not in request:
+            continue
+        method, params, rid = request["method"], request.get("params") or {}, request["id"]
+        if method == "initialize":
+            caps = params.get("clientCapabilities") or {}
+            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+        elif method == "session/new":
+            send({"id": rid, "result": {"sessionId": "fs-1"}})
+        elif method == "session/prompt":
+            sid = params["sessionId"]
+            texts = [b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"]
+            text = texts[0].strip() if texts else ""  # the editor may add context blocks
+            if text == "caps":
+                say(sid, "CAPS " + json.dumps(caps, sort_keys=True))
+            else:
+                try:
+                    asks = json.loads(text)
+                except ValueError:
+                    asks = []
+                for one in asks if isinstance(asks, list) else [asks]:
+                    one_params = {"sessionId": sid, **one.get("params", {})}
+                    say(sid, "FS " + json.dumps(ask(one["method"], one_params)))
+            send({"id": rid, "result": {"stopReason": "end_turn"}})
+        else:
+            send({"id": rid, "error": {"code": -32601, "message": "Method not found"}})
+
+
+if __name__ == "__main__":
+    main()
