@@ -1,22 +1,9 @@
 --- The turn float: one per session cwd (the key), fed by the Python host in batches.
 ---
 --- The host calls `require('minime.ui.turn').apply(key, events)` about every 16 ms with the
---- events of one batch, in order. Event shapes (nil and vim.NIL fields are ignored):
----
----   {kind="begin", prompt=string, cwd=string, session_id=string, agent=string, fresh=boolean}
----                                              new turn: its prompt goes at the end of the
----                                              conversation (fresh: in an empty one)
----   {kind="reset"}                             an empty conversation (:MiniMeReset)
----   {kind="text", text=string, message_id}     answer chunk (markdown; may split lines anywhere)
----   {kind="thinking", text=string, message_id} reasoning chunk: dimmed, one fold per block
----   {kind="user", text=string, message_id}     user message chunk (replayed history): quoted
----                                              (a new message_id starts a new paragraph)
----   {kind="tool_call", id, title, tool_kind, status, input, diffs}   upsert of one tool line
----   {kind="tool_result", id, status, output, diffs}   status + diffs + output (folded)
----   {kind="plan", entries={{content, status, priority}, ...}}  show or replace the plan block
----   {kind="done", stop_reason, usage={input_tokens, output_tokens, total_tokens}|nil, error,
----    session_id}                               error: plain words; session_id if begin had none
----   {kind="notice", text}                      a plain info line
+--- events of one batch, in order. Their shapes are stated once, as the msgspec Structs of
+--- rplugin/python3/minime/nvim/events.py (tag `kind`: begin, reset, text, thinking, user,
+--- tool_call, tool_result, plan, notice, done); nil and vim.NIL fields are ignored here.
 ---
 --- Speed: apply() costs O(size of the batch). Text goes in with one nvim_buf_set_text at the end
 --- of the buffer, whose end position is tracked here rather than read back; tool lines and the
