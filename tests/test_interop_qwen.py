@@ -125,6 +125,16 @@ def test_qwen_reads_unsaved_edits_and_writes_through_the_buffer(tmp_path: Path) 
         ed.wait_done(2, timeout=60)
         assert not Path(ed.cwd, "new.txt").exists()
 
+        # :MiniMeCancel while its prompt is open: the prompt goes, the turn ends cancelled,
+        # and the write it asked about never comes.
+        ed.ask("update notes")
+        ed.permission_win()
+        ed.nvim.command("MiniMeCancel")
+        assert ed.wait_done(3, timeout=60)["stop_reason"] == "cancelled"
+        wait_for(lambda: not ed.permission_open(), 10, message="for the prompt to close")
+        assert Path(ed.cwd, "notes.txt").read_text() == WRITTEN
+        assert buffer[:] == ["unsaved text"], "the buffer as the user left it (after the undo)"
+
         pids = ed.lua("return vim.tbl_keys(require('minime.host').agents)")
         assert len(pids) == 1
         with contextlib.suppress(OSError, EOFError):
