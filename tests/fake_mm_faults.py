@@ -27,6 +27,9 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
 ``/close-stdout``               says ``closing``, closes stdout and lives on (never answers).
 ``/pid``                        says ``pid <pid> pgid <pgid>``.
 ``/spawn-child``                starts ``sleep 1000`` in mm's process group: ``child <pid>``.
+``/disk-write PATH TEXT``       an edit tool of its own: writes TEXT (and a newline) to PATH
+                                (relative to the session's cwd) on disk, reported as a
+                                completed ``edit: PATH`` call.
 ==============================  ================================================================
 """
 
@@ -233,6 +236,17 @@ async def _spawn_child(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"child {child.pid}")
 
 
+async def _disk_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+    path, _, text = rest.partition(" ")
+    call_id = f"call_{next(mm.call_ids)}"
+    call = {"toolCallId": call_id, "title": f"edit: {path}", "kind": "edit", "status": "pending"}
+    await mm.report_call(turn, call)
+    with open(os.path.join(turn.session.cwd, path), "w") as out:
+        out.write(text + "\n")
+    await mm.report_end(turn, call_id, f"wrote {path}", False)
+    await mm.say(turn, f"edit -> wrote {path}")
+
+
 FAULTS: dict[str, Command] = {
     "/bigline": _bigline,
     "/deaf": _deaf,
@@ -254,4 +268,5 @@ FAULTS: dict[str, Command] = {
     "/close-stdout": _close_stdout,
     "/pid": _pid,
     "/spawn-child": _spawn_child,
+    "/disk-write": _disk_write,
 }
