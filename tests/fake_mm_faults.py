@@ -9,6 +9,8 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
 ``/call METHOD [JSON]``         a request to any method, read as a tool call's answer.
 ``/cancel-request ID``          a ``$/cancel_request`` for request ID (JSON), then ``sent``.
 ``/permission-first CMD``       bash, with request_permission sent before its tool_call.
+``/permission-only CMD``        bash known only by its request_permission, then a final
+                                tool_call_update without a title (qwen-code's shape).
 ``/reject-cancels CMD``         bash; a rejection ends the turn with stopReason cancelled.
 ``/dup-toolcall``               the same tool_call id sent twice, then completed.
 ``/empty-input``                a tool_call without rawInput, then completed.
@@ -25,6 +27,9 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
 ``/close-stdout``               says ``closing``, closes stdout and lives on (never answers).
 ``/pid``                        says ``pid <pid> pgid <pgid>``.
 ``/spawn-child``                starts ``sleep 1000`` in mm's process group: ``child <pid>``.
+``/disk-write PATH TEXT``       an edit tool of its own: writes TEXT (and a newline) to PATH
+                                (relative to the session's cwd) on disk, reported as a
+                                completed ``edit: PATH`` call.
 ==============================  ================================================================
 """
 
@@ -82,6 +87,17 @@ async def _cancel_request(mm: FakeMM, turn: Turn, rest: str) -> None:
 
 async def _permission_first(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.bash(turn, rest or "ls", permission_first=True)
+
+
+async def _permission_only(mm: FakeMM, turn: Turn, rest: str) -> None:
+    command = rest or "ls"
+    call_id = f"call_{next(mm.call_ids)}"
+    call = {"toolCallId": call_id, "title": f"bash: {command}", "kind": "execute"}
+    ok = await mm.allowed(turn, "bash", {**call, "status": "pending"})
+    await mm.report_end(
+        turn, call_id, f"ran: {command}" if ok else "[bash rejected by user]", not ok
+    )
+    await mm.say(turn, "bash -> " + ("ran" if ok else "rejected"))
 
 
 async def _reject_cancels(mm: FakeMM, turn: Turn, rest: str) -> str | None:
@@ -220,6 +236,17 @@ async def _spawn_child(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"child {child.pid}")
 
 
+async def _disk_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+    path, _, text = rest.partition(" ")
+    call_id = f"call_{next(mm.call_ids)}"
+    call = {"toolCallId": call_id, "title": f"edit: {path}", "kind": "edit", "status": "pending"}
+    await mm.report_call(turn, call)
+    with open(os.path.join(turn.session.cwd, path), "w") as out:
+        out.write(text + "\n")
+    await mm.report_end(turn, call_id, f"wrote {path}", False)
+    await mm.say(turn, f"edit -> wrote {path}")
+
+
 FAULTS: dict[str, Command] = {
     "/bigline": _bigline,
     "/deaf": _deaf,
@@ -227,6 +254,7 @@ FAULTS: dict[str, Command] = {
     "/call": _call,
     "/cancel-request": _cancel_request,
     "/permission-first": _permission_first,
+    "/permission-only": _permission_only,
     "/reject-cancels": _reject_cancels,
     "/dup-toolcall": _dup_toolcall,
     "/empty-input": _empty_input,
@@ -240,4 +268,5 @@ FAULTS: dict[str, Command] = {
     "/close-stdout": _close_stdout,
     "/pid": _pid,
     "/spawn-child": _spawn_child,
+    "/disk-write": _disk_write,
 }

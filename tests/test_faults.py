@@ -385,6 +385,19 @@ def test_a_permission_request_before_its_tool_call(ed: Editor) -> None:
     assert "bash -> ran: ls -la" in text
 
 
+def test_a_call_known_only_by_its_permission_request_is_named_by_it(ed: Editor) -> None:
+    """qwen-code's write_file: no tool_call, only the request and a final untitled update."""
+    count = len(ed.done()) + 1
+    ed.ask("/permission-only make")
+    ed.permission_win()
+    assert "⚙ bash: make  [execute] pending" in ed.turn_text()  # drawn as the prompt opens
+    ed.answer_permission("1")
+    ed.wait_done(count)
+    text = ed.turn_text()
+    assert tool_headers(text) == ["⚙ bash: make  [execute] completed"]
+    assert "ran: make" in text
+
+
 def test_the_call_asked_about_is_in_the_turn_float_when_its_prompt_opens(ed: Editor) -> None:
     count = len(ed.done()) + 1
     ed.ask("/say first the words\n/bash echo order")

@@ -141,5 +141,6 @@ def test_a_fifo_or_a_missing_file_is_a_clear_error_and_the_editor_keeps_running(
         got = answers(ed, read(cwd / "pipe"), read(cwd / "missing.txt"), write(cwd / "pipe", "x"))
         assert ed.lua("return 1 + 1") == 2
     assert "not a regular file" in got[0]["error"]["data"]["details"]
-    assert got[1]["error"]["data"]["details"] == "no such file"
+    assert got[1]["error"]["code"] == -32002  # ACP's "Resource not found", not a refusal
+    assert got[1]["error"]["data"] == {"uri": str(cwd / "missing.txt"), "details": "no such file"}
     assert "not a regular file (a fifo)" in got[2]["error"]["data"]["details"]

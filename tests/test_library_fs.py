@@ -109,3 +109,13 @@ def test_refusals_unknown_session_outside_symlink_relative(tmp_path: Path) -> No
     assert "absolute" in details[5]
     assert disk.calls == []  # nothing was read or written
     assert (outside / "secret.txt").read_text() == "secret"
+
+
+def test_a_read_handler_that_finds_no_file_answers_resource_not_found(tmp_path: Path) -> None:
+    """A handler raising FileNotFoundError (Path.read_text on a missing file) is ACP's -32002,
+    which agents tell from a refusal (qwen-code makes it ENOENT); the path is the agent's own."""
+    got = fs_answers([read(str(tmp_path / "gone.txt"))], tmp_path, Disk())
+    error = got[0]["error"]
+    assert error["code"] == -32002 and error["message"] == "Resource not found"
+    assert error["data"]["uri"] == str(tmp_path / "gone.txt")
+    assert error["data"]["details"] == "No such file or directory"

@@ -27,7 +27,15 @@ end
 ---@param events table[]
 function M.apply(key, events)
   -- Looked up at each call: a bench or test may wrap minime.ui.turn's apply.
-  return require("minime.ui.turn").apply(key, events)
+  require("minime.ui.turn").apply(key, events)
+  -- A tool call ended, or the turn: files the agent changed on disk are refreshed.
+  for i = #events, 1, -1 do
+    local kind = type(events[i]) == "table" and events[i].kind
+    if kind == "tool_result" or kind == "done" then
+      require("minime.editor.disk_refresh").soon(key)
+      break
+    end
+  end
 end
 
 --- The host took ask `ask_id` for a turn in `cwd` (its selection is the tools' from now on).

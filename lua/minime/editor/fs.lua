@@ -19,8 +19,8 @@ local M = {}
 local REFUSED = "refused: the path is not a file under the session's working directory,"
   .. " or it is on the deny list (minime deny option)"
 
-local function fail(message)
-  error({ message = message }, 0)
+local function fail(message, missing)
+  error({ message = message, missing = missing }, 0)
 end
 
 -- The real path of `path` when the agent may touch it.
@@ -58,7 +58,7 @@ end
 local function disk_text(real, limits)
   local reader, problem = file_reader.open(real, limits)
   if not reader then
-    fail(problem and ("cannot read it: " .. problem) or "no such file")
+    fail(problem and ("cannot read it: " .. problem) or "no such file", not problem)
   end
   local parts = {}
   while true do
@@ -186,7 +186,7 @@ function M.call(method, params, cwd, reply)
     if ok then
       answer = { ok = true, value = result }
     elseif type(result) == "table" and type(result.message) == "string" then
-      answer = { ok = false, error = result.message }
+      answer = { ok = false, error = result.message, missing = result.missing } -- missing: -32002
     else
       answer = { ok = false, error = "internal error in the editor: " .. tostring(result) }
     end

@@ -44,6 +44,7 @@ class Handler:
     async def _ask_permission(self, session: Any, options: list[Any], tool_call: Any) -> Any:
         from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
+        session.announce_call(_tool_call(tool_call, kind=""))
         request = PermissionRequest(
             session_id=session.session_id,
             tool_call=_tool_call(tool_call),
@@ -82,7 +83,19 @@ class Handler:
         for name, value in (("line", line), ("limit", limit)):
             if value is not None and value < (1 if name == "line" else 0):
                 self._refuse(f"{name} must be {'>= 1' if name == 'line' else '>= 0'}, got {value}")
-        text = await self._owner.transport.cancellable(fs.read_text(session_id, real, line, limit))
+        try:
+            text = await self._owner.transport.cancellable(
+                fs.read_text(session_id, real, line, limit)
+            )
+        except FileNotFoundError as exc:
+            # ACP's "Resource not found": agents tell it from a refusal (qwen-code reads it as
+            # ENOENT, so its tools say the file does not exist).
+            from acp import RequestError
+
+            details = exc.strerror or "no such file"
+            raise RequestError(
+                -32002, "Resource not found", {"uri": path, "details": details}
+            ) from None
         return ReadTextFileResponse(content=text)
 
     async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> Any:

@@ -121,11 +121,12 @@ class Session:
     # -- updates from the agent ------------------------------------------------------
 
     def on_acp_update(self, update: Any) -> None:
-        event = session_state.state_event(update) or to_event(update)
+        turn = self._turn
+        earlier = turn.calls.get(getattr(update, "tool_call_id", None) or "") if turn else None
+        event = session_state.state_event(update) or to_event(update, earlier)
         if event is None:
             return
         session_state.follow(self, event)  # mode and config: known between turns too
-        turn = self._turn
         if turn is not None and turn.request is not None:
             if self._is_past(update, turn):
                 log.debug("an update for a call of an earlier turn, not shown: %s", event.kind)
@@ -140,6 +141,14 @@ class Session:
             # Between turns (codex-acp sends a cancelled turn's last tool_call_update ~10 s
             # later): its turn is over, and no other may be drawn into.
             log.debug("an update between turns, not shown: %s", event.kind)
+
+    def announce_call(self, call: ToolCall) -> None:
+        """A permission request about a call the running turn has not seen: the call is drawn
+        from what the request says (qwen-code asks before it sends the call's ``tool_call``,
+        then sends only its final ``tool_call_update``, which has no title)."""
+        turn = self._turn
+        if turn is not None and turn.request is not None and call.id not in turn.calls:
+            turn.push(Event(kind="tool_call", call=call))
 
     def _is_past(self, update: Any, turn: Turn) -> bool:
         """A tool_call_update for a call of an earlier turn that this turn does not have (the

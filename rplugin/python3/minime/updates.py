@@ -30,10 +30,18 @@ OUTPUT_FIELDS = ("output", "formatted_output", "aggregated_output", "stdout")
 MAX_JSON_OUTPUT = 20_000
 
 
-def tool_output(raw_output: Any, content: list[Any] | None, meta: Any = None) -> str:
+def _is_diff(item: Any) -> bool:
+    kind = item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
+    return kind == "diff"
+
+
+def tool_output(
+    raw_output: Any, content: list[Any] | None, meta: Any = None, diffed: bool = False
+) -> str:
     """The text a tool call produced, wherever the agent put it: mm in ``rawOutput.output``,
     codex-acp in other fields of a JSON rawOutput, qwen-code in ``content`` (with rawOutput
-    ""), a terminal's agent in ``_meta``; otherwise a JSON rawOutput, pretty and capped."""
+    ""), a terminal's agent in ``_meta``; otherwise a JSON rawOutput, pretty and capped,
+    unless the content has a diff (or had one earlier: ``diffed``), which says it better."""
     known = False
     if isinstance(raw_output, dict):
         for key in OUTPUT_FIELDS:
@@ -59,6 +67,10 @@ def tool_output(raw_output: Any, content: list[Any] | None, meta: Any = None) ->
     if terminals:
         return _terminal_output(meta, terminals)
     if known or raw_output in (None, "", {}, []):
+        return ""
+    if diffed or any(_is_diff(item) for item in content or []):
+        # The diff is drawn; a JSON rawOutput beside it is the same old and new file again
+        # (qwen-code's fileDiff/originalContent/newContent, or 512 KB of an edit's JSON).
         return ""
     return readable_json(raw_output)
 
@@ -105,8 +117,9 @@ def _tool_call(update: Any, kind: str = "other") -> ToolCall:
     )
 
 
-def to_event(update: Any) -> Event | None:
-    """One event per update; None for the kinds a turn does not show (modes, commands, …)."""
+def to_event(update: Any, earlier: ToolCall | None = None) -> Event | None:
+    """One event per update; None for the kinds a turn does not show (modes, commands, …).
+    ``earlier``: the call as the turn knows it, for an update that names only what changed."""
     kind = getattr(update, "session_update", None)
     if kind == "agent_message_chunk":
         return Event(kind="text", text=_block_text(update.content), message_id=update.message_id)
@@ -123,7 +136,12 @@ def to_event(update: Any) -> Event | None:
                 kind="tool_result",
                 call=call,
                 status=update.status,
-                output=tool_output(update.raw_output, update.content, update.field_meta),
+                output=tool_output(
+                    update.raw_output,
+                    update.content,
+                    update.field_meta,
+                    diffed=earlier is not None and any(_is_diff(c) for c in earlier.content),
+                ),
             )
         return Event(kind="tool_call", call=call)
     if kind == "plan":

@@ -119,6 +119,8 @@ class BufferFileSystem:
         answer = await self._tools.call(method, params, cwd, lua=FS_CALL)
         if not isinstance(answer, dict) or not answer.get("ok"):
             error = answer.get("error") if isinstance(answer, dict) else None
+            if isinstance(answer, dict) and answer.get("missing"):
+                raise FileNotFoundError(2, str(error or "no such file"), params["path"])
             raise RequestError.invalid_params({"details": str(error or "the editor failed")})
         value = answer.get("value")
         return value if isinstance(value, str) else ""

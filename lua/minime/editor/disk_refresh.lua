@@ -1,0 +1,107 @@
+--- Buffers whose files the agent changed on disk with its own tools (mm's edits, a shell
+--- command; not through fs/write_text_file, which writes through the buffer) are refreshed
+--- after each tool call ends and when the turn ends, the way `:checktime` does on focus — but
+--- only files under the session's cwd, and never over the user's text: a buffer with unsaved
+--- edits (or with 'noautoread') is left as it is, and the conversation says the file changed
+--- under it. Nothing ever prompts (no W11/W12 "file changed" question mid-typing).
+---
+---   require("minime.editor.disk_refresh").soon(cwd)   -- after a batch of turn events
+local paths = require("minime.editor.paths")
+
+local api = vim.api
+
+local M = {}
+
+M.DELAY_MS = 100 -- a burst of tool results (and the turn's end) is one refresh
+
+local scheduled = {} ---@type table<string, boolean>
+
+--- Per cwd: how many times the pending refresh waited for the user (command line, prompt).
+---@type table<string, integer>
+M.waited = {}
+
+-- The loaded file buffers under `root` (a real path): { buf = relative name }.
+local function buffers_under(root)
+  local found = {}
+  local prefix = root == "/" and "/" or root .. "/"
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local name = api.nvim_buf_get_name(buf)
+      local real = name ~= "" and paths.realpath(name) or nil
+      if real and #real > #prefix and real:sub(1, #prefix) == prefix then
+        found[buf] = real:sub(#prefix + 1)
+      end
+    end
+  end
+  return found
+end
+
+-- A moment when `:checktime` may run: not while a prompt, the command line or a
+-- hit-enter message waits for the user.
+local function can_check()
+  local mode = api.nvim_get_mode()
+  return not mode.blocking and not mode.mode:match("^[cr]")
+end
+
+--- Check the buffers under `cwd` now; returns the relative names left as they were although
+--- their files changed (unsaved edits, 'noautoread', or the file deleted).
+---@param cwd string
+---@return string[]
+function M.refresh(cwd)
+  local root = paths.realpath(cwd)
+  if not root then
+    return {}
+  end
+  local mine = buffers_under(root)
+  local kept = {}
+  local group = api.nvim_create_augroup("minime_disk_refresh", { clear = true })
+  api.nvim_create_autocmd("FileChangedShell", {
+    group = group,
+    callback = function(ev)
+      local rel = mine[ev.buf]
+      if not rel then
+        return -- not ours: with our autocmd defined Vim asks nothing; leave it as it was
+      end
+      local reload = vim.v.fcs_reason ~= "deleted"
+        and not vim.bo[ev.buf].modified
+        and vim.o.autoread
+      vim.v.fcs_choice = reload and "reload" or ""
+      if not reload then
+        kept[#kept + 1] = rel
+      end
+    end,
+  })
+  for buf in pairs(mine) do
+    pcall(vim.cmd, "checktime " .. buf)
+  end
+  api.nvim_del_augroup_by_id(group)
+  table.sort(kept)
+  return kept
+end
+
+--- Refresh the buffers under `cwd` in a moment (once for a burst of calls).
+---@param cwd string
+function M.soon(cwd)
+  if scheduled[cwd] then
+    return
+  end
+  scheduled[cwd] = true
+  local function run()
+    if not can_check() then
+      M.waited[cwd] = (M.waited[cwd] or 0) + 1
+      vim.defer_fn(run, M.DELAY_MS)
+      return
+    end
+    scheduled[cwd], M.waited[cwd] = nil, nil
+    local kept = M.refresh(cwd)
+    if #kept > 0 then
+      local text = "changed on disk by the agent, kept as you left them (unsaved edits;"
+        .. " :e! takes the file): "
+        .. table.concat(kept, ", ")
+      pcall(require("minime.ui.turn").apply, cwd, { { kind = "notice", text = text } })
+    end
+  end
+  vim.defer_fn(run, M.DELAY_MS)
+end
+
+return M
