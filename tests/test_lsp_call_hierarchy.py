@@ -62,6 +62,11 @@ def hidden_caller():
     return Greeter().greet("hidden")
 """
 
+# chatty() calls shout 12 times: more call sites than an answer lists.
+CHATTY = "from greeter import shout\n\n\ndef chatty():\n" + "".join(
+    f"    shout({i})\n" for i in range(12)
+)
+
 START_PYREFLY = """
 local root, cmd = ...
 vim.api.nvim_create_autocmd('FileType', { pattern = 'python', callback = function(ev)
@@ -131,6 +136,7 @@ def calls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calls]:
     (project / "greeter.py").write_text(GREETER)
     (project / "main.py").write_text(MAIN)
     (project / "hidden.py").write_text(HIDDEN)
+    (project / "chatty.py").write_text(CHATTY)
     (base / "faraway.py").write_text(FAR)
     (project / "near.py").symlink_to(base / "faraway.py")
     config = agent_file(base, trace=False, yolo=True)
@@ -181,6 +187,14 @@ def test_incoming_calls_across_files_with_their_call_sites(calls: Calls) -> None
     assert line.encode()[: site["end_col"] - 1].decode().endswith("greet(s)"), site
 
 
+def test_a_use_site_position_resolves_to_the_function_called(calls: Calls) -> None:
+    # main.py line 6: `    return g.greet("world")`; col 14 is the `g` of greet.
+    answer = calls.json({"path": "main.py", "line": 6, "col": 14, "direction": "incoming"})
+    sym = answer["symbol"]
+    assert (sym["name"], sym["path"], sym["line"], sym["col"]) == ("greet", "greeter.py", 7, 9)
+    assert sorted(c["name"] for c in answer["calls"]) == ["again", "main"]
+
+
 def test_callers_outside_the_cwd_or_denied_are_counted_not_named(calls: Calls) -> None:
     raw = calls.call({"symbol": "Greeter/greet", "path": "greeter.py", "direction": "incoming"})
     answer = json.loads(raw)
@@ -209,6 +223,25 @@ def test_outgoing_calls_by_position(calls: Calls) -> None:
     # os.path.join is the standard library's: counted, not named.
     assert answer["outside"] == 1, raw
     assert "posixpath" not in raw and "join" not in raw
+
+
+def test_call_sites_and_calls_are_bounded(calls: Calls) -> None:
+    answer = calls.json({"symbol": "chatty", "path": "chatty.py", "direction": "outgoing"})
+    [shout] = answer["calls"]
+    assert [s["line"] for s in shout["sites"]] == list(range(5, 15)), "the first 10 sites"
+    assert shout["more_sites"] == 2
+    assert shout["sites"][0]["text"] == "    shout(0)"
+    # max_lines bounds the calls like any list of locations, and says so.
+    options = "require('minime.config').options"
+    was = calls.ed.lua(f"return {options}.max_lines")
+    calls.ed.lua(f"{options}.max_lines = 1")
+    try:
+        cut = calls.json({"symbol": "Greeter/greet", "path": "greeter.py", "direction": "incoming"})
+    finally:
+        calls.ed.lua(f"{options}.max_lines = ...", was)
+    assert len(cut["calls"]) == 1
+    assert cut["cut"] == "1 more not shown (output limit); narrow the request"
+    assert cut["outside"] == 2
 
 
 def test_a_position_that_is_no_function_is_a_clear_error(calls: Calls) -> None:

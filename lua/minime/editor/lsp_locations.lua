@@ -48,6 +48,8 @@ end
 ---   local out = lsp.collector(scope, limits)
 ---   out:add(uri, range, encoding, extra, focus)   -- extra: fields put first (name, kind);
 ---                                                  -- focus: a symbol's name, see below
+---     -> item, true (added) | the item already added at that place, false | nil (outside,
+---        or past the limits)
 ---   out:place(uri, range, encoding, focus) -> { path, line, col, end_line, end_col, text } | nil
 ---   out:result(key)  -> { [key] = items, outside = n, cut? = "..." }
 --- `place` only converts (nil when outside, counting nothing): for ranges that belong to an
@@ -102,9 +104,8 @@ function M.collector(scope, limits)
     end
     local key = table.concat({ item.name or "", item.path, item.line, item.col }, ":")
     if self.seen[key] then
-      return
+      return self.seen[key], false
     end
-    self.seen[key] = true
     local size = 80 + #item.path + #item.text + #(item.name or "")
     for _, site in ipairs(type(item.sites) == "table" and item.sites or {}) do
       size = size + 60 + #(site.text or "")
@@ -115,8 +116,10 @@ function M.collector(scope, limits)
       self.dropped = self.dropped + 1
       return
     end
+    self.seen[key] = item
     self.bytes = self.bytes + size
     self.items[#self.items + 1] = item
+    return item, true
   end
   function self.result(_, key)
     local out = { [key] = self.items, outside = self.outside }

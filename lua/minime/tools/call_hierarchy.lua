@@ -4,11 +4,13 @@
 --- callHierarchy/incomingCalls or outgoingCalls).
 --- -> { symbol = { name, kind, path, line, ... }, direction,
 ---      calls = [{ name, kind, path, line, col, end_line, end_col, text,
----                 sites = [{ line, col, end_line, end_col, text }] }], outside = n, cut? }
+---                 sites = [{ line, col, end_line, end_col, text }], more_sites? }],
+---      outside = n, cut? }
 ---
 --- A call's position is its function's name; `sites` are where the call is made: in the
---- caller's file (incoming) or in the symbol's own file (outgoing). A caller or callee outside
---- the session's cwd (a library) is counted in `outside`, never named.
+--- caller's file (incoming) or in the symbol's own file (outgoing), at most MAX_SITES of them
+--- (`more_sites` counts the rest). A caller or callee outside the session's cwd (a library)
+--- or denied is counted in `outside`, never named.
 local args_mod = require("minime.editor.args")
 local lsp = require("minime.editor.lsp")
 local symbols = require("minime.editor.lsp_symbols")
@@ -31,10 +33,12 @@ local function kind_of(item)
   return type(kind) == "string" and kind:lower() or "unknown"
 end
 
--- The call sites `ranges` in the file `uri`, placed for the model (in-scope ones only).
+-- The call sites `ranges` in the file `uri`, placed for the model (in-scope ones only, at most
+-- MAX_SITES), and how many more there are.
 local function sites_of(out, uri, ranges, encoding)
   local sites = {}
-  for i, range in ipairs(type(ranges) == "table" and ranges or {}) do
+  ranges = type(ranges) == "table" and ranges or {}
+  for i, range in ipairs(ranges) do
     if i > MAX_SITES then
       break
     end
@@ -44,7 +48,26 @@ local function sites_of(out, uri, ranges, encoding)
       sites[#sites + 1] = site
     end
   end
-  return sites
+  return sites, math.max(#ranges - MAX_SITES, 0)
+end
+
+-- Adds `sites` (and `more` not listed) to those of `item`, an entry already in the answer.
+local function merge_sites(item, sites, more)
+  local have = {}
+  for _, site in ipairs(item.sites) do
+    have[site.line .. ":" .. site.col] = true
+  end
+  for _, site in ipairs(sites) do
+    if not have[site.line .. ":" .. site.col] then
+      if #item.sites < MAX_SITES then
+        item.sites[#item.sites + 1] = site
+      else
+        more = more + 1
+      end
+    end
+  end
+  local total = (item.more_sites or 0) + more
+  item.more_sites = total > 0 and total or nil
 end
 
 local function handler(args, ctx)
@@ -85,13 +108,19 @@ local function handler(args, ctx)
           if type(other) == "table" then
             -- Incoming: the sites are in the caller's file; outgoing: in the symbol's.
             local site_uri = call.from and other.uri or item.uri
+            local sites, more = sites_of(out, site_uri, call.fromRanges, encoding)
             local extra = {
               name = text.line(tostring(other.name), 200),
               kind = kind_of(other),
-              sites = sites_of(out, site_uri, call.fromRanges, encoding),
+              sites = sites,
+              more_sites = more > 0 and more or nil,
             }
             local range = other.selectionRange or other.range
-            out:add(other.uri, range, encoding, extra, tostring(other.name))
+            local added, new = out:add(other.uri, range, encoding, extra, tostring(other.name))
+            if added and not new then
+              -- The same function again (a server may answer one call per site): one entry.
+              merge_sites(added, sites, more)
+            end
           end
         end
       end
@@ -121,8 +150,8 @@ return {
     .. "kind, path, line, col, end_line, end_col, text, sites: [{line, col, end_line, end_col, "
     .. "text}]}], outside}: each call is the caller (incoming) or callee (outgoing) with the "
     .. "lines where the call is made (sites: in the caller's file for incoming, in this "
-    .. "symbol's file for outgoing); outside counts those outside the working directory, "
-    .. "which are not named.",
+    .. "symbol's file for outgoing; more_sites counts those not listed); outside counts "
+    .. "those outside the working directory, which are not named.",
   input_schema = (function()
     local schema = symbols.target_schema(
       "File relative to the working directory: where symbol is defined, or "
