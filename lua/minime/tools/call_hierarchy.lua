@@ -143,15 +143,12 @@ local function handler(args, ctx)
 end
 
 return {
-  description = "Find who calls a function or method (direction \"incoming\") or what it "
-    .. "calls (\"outgoing\"), from the editor's language servers (where offered). Prefer "
-    .. "naming it: {symbol} with a name or name path such as \"Greeter/greet\" (optionally "
-    .. "path); or {path, line, col} (1-based). Returns JSON {symbol, direction, calls: [{name, "
-    .. "kind, path, line, col, end_line, end_col, text, sites: [{line, col, end_line, end_col, "
-    .. "text}]}], outside}: each call is the caller (incoming) or callee (outgoing) with the "
-    .. "lines where the call is made (sites: in the caller's file for incoming, in this "
-    .. "symbol's file for outgoing; more_sites counts those not listed); outside counts "
-    .. "those outside the working directory, which are not named.",
+  description = "Find who calls a function (direction \"incoming\") or what it calls "
+    .. "(\"outgoing\"), from the editor's language servers (where offered). Prefer {symbol}, "
+    .. "a name path such as \"Greeter/greet\" (optionally path), to {path, line, col}. "
+    .. "Returns JSON {symbol, calls: [{name, kind, path, line, col, text, sites: [{line, col, "
+    .. "text}]}], outside}: sites are where each call is made; outside counts the ones "
+    .. "outside the cwd.",
   input_schema = (function()
     local schema = symbols.target_schema(
       "File relative to the working directory: where symbol is defined, or "
