@@ -225,6 +225,27 @@ def test_type_definition_and_a_method_the_server_does_not_offer(lsp: Lsp) -> Non
     )
 
 
+def test_call_hierarchy_from_a_server_that_does_not_offer_it_names_the_server(lsp: Lsp) -> None:
+    """pylsp has no callHierarchyProvider: the error says so (tests/test_lsp_call_hierarchy.py
+    asks a server that has one)."""
+    args = {"path": "main.py", "line": 6, "col": 14, "direction": "incoming"}
+    assert lsp.call("call_hierarchy", args) == (
+        "[client tool error: the language server attached to main.py (pylsp) does not offer"
+        " call hierarchy]"
+    )
+    by_name = lsp.call(
+        "call_hierarchy", {"symbol": "Greeter/greet", "path": "greeter.py", "direction": "outgoing"}
+    )
+    assert "(pylsp) does not offer call hierarchy" in by_name, by_name
+    # No server at all: the same error as the other tools, naming the file (and its filetype).
+    none = lsp.call(
+        "call_hierarchy", {"path": "notes.xyz", "line": 1, "col": 1, "direction": "incoming"}
+    )
+    assert none.startswith("[client tool error: no language server is attached to notes.xyz ("), (
+        none
+    )
+
+
 def test_document_symbols_have_name_paths(lsp: Lsp) -> None:
     answer = lsp.json("symbols", {"path": "greeter.py"})
     names = {(s["name"], s["kind"], s["line"]) for s in answer["symbols"]}

@@ -149,8 +149,9 @@ function M.buffer(scope, path)
 end
 
 --- The clients attached to `entry.buf` that offer `method`; fails naming the filetype when
---- none is attached, and the method when none offers it.
-function M.clients(entry, method)
+--- none is attached, and the servers and `what` (default: the method) when none offers it.
+---@param what? string what the model asked for, in words ("call hierarchy")
+function M.clients(entry, method, what)
   local attached = vim.lsp.get_clients({ bufnr = entry.buf })
   if #attached == 0 then
     fail(no_server(entry.path, entry.buf))
@@ -166,12 +167,15 @@ function M.clients(entry, method)
     for _, client in ipairs(attached) do
       names[#names + 1] = client.name
     end
+    local several = #names > 1
     fail(
       string.format(
-        "the language server attached to %s (%s) does not offer %s",
+        "the language server%s attached to %s (%s) %s not offer %s",
+        several and "s" or "",
         entry.path,
         table.concat(names, ", "),
-        method
+        several and "do" or "does",
+        what or method
       )
     )
   end

@@ -48,24 +48,27 @@ end
 ---   local out = lsp.collector(scope, limits)
 ---   out:add(uri, range, encoding, extra, focus)   -- extra: fields put first (name, kind);
 ---                                                  -- focus: a symbol's name, see below
+---     -> item, true (added) | the item already added at that place, false | nil (outside,
+---        or past the limits)
+---   out:place(uri, range, encoding, focus) -> { path, line, col, end_line, end_col, text } | nil
 ---   out:result(key)  -> { [key] = items, outside = n, cut? = "..." }
+--- `place` only converts (nil when outside, counting nothing): for ranges that belong to an
+--- item, such as the call sites of a call hierarchy answer.
 function M.collector(scope, limits)
   local self = { items = {}, seen = {}, outside = 0, dropped = 0, bytes = 0 }
   local read_line = line_reader()
   -- `focus`: servers give a symbol's range from its keyword (`def greet`, pylsp); the column
   -- of its name on that line is where a positional request about it must point.
-  function self.add(_, uri, range, encoding, extra, focus)
+  function self.place(_, uri, range, encoding, focus)
     if type(uri) ~= "string" or type(range) ~= "table" then
-      return
+      return nil
     end
-    local fname = vim.uri_to_fname(uri)
     local real, rel = nil, nil
     if uri:match("^file:") then
-      real, rel = scope:file(fname)
+      real, rel = scope:file(vim.uri_to_fname(uri))
     end
     if not real then
-      self.outside = self.outside + 1
-      return
+      return nil
     end
     local s, e = range.start or {}, range["end"] or range.start or {}
     local srow, erow = tonumber(s.line) or 0, tonumber(e.line) or tonumber(s.line) or 0
@@ -74,10 +77,7 @@ function M.collector(scope, limits)
       local ok, b = pcall(vim.str_byteindex, str, encoding, tonumber(character) or 0, false)
       return (ok and b or 0) + 1
     end
-    local item = extra and vim.deepcopy(extra) or {}
-    item.path = text.sanitize(rel)
-    item.line = srow + 1
-    item.col = byte(sline, s.character)
+    local item = { path = text.sanitize(rel), line = srow + 1, col = byte(sline, s.character) }
     if type(focus) == "string" and focus ~= "" then
       local at = sline:find(focus, item.col, true)
       if at then
@@ -86,21 +86,40 @@ function M.collector(scope, limits)
     end
     item.end_line = erow + 1
     item.end_col = byte(eline, e.character)
-    local key = table.concat({ item.name or "", item.path, item.line, item.col }, ":")
-    if self.seen[key] then
+    item.text = text.line(sline, limits.max_line_bytes)
+    return item
+  end
+  function self.add(_, uri, range, encoding, extra, focus)
+    if type(uri) ~= "string" or type(range) ~= "table" then
       return
     end
-    self.seen[key] = true
-    item.text = text.line(sline, limits.max_line_bytes)
+    local placed = self:place(uri, range, encoding, focus)
+    if not placed then
+      self.outside = self.outside + 1
+      return
+    end
+    local item = extra and vim.deepcopy(extra) or {}
+    for k, v in pairs(placed) do
+      item[k] = v
+    end
+    local key = table.concat({ item.name or "", item.path, item.line, item.col }, ":")
+    if self.seen[key] then
+      return self.seen[key], false
+    end
     local size = 80 + #item.path + #item.text + #(item.name or "")
+    for _, site in ipairs(type(item.sites) == "table" and item.sites or {}) do
+      size = size + 60 + #(site.text or "")
+    end
     local full = #self.items >= limits.max_lines
       or (#self.items > 0 and self.bytes + size > limits.max_bytes)
     if full then
       self.dropped = self.dropped + 1
       return
     end
+    self.seen[key] = item
     self.bytes = self.bytes + size
     self.items[#self.items + 1] = item
+    return item, true
   end
   function self.result(_, key)
     local out = { [key] = self.items, outside = self.outside }
