@@ -4,7 +4,7 @@
 
 Each of its turns streams text, reports a read tool call (completed), then asks permission for
 an edit with its own options ("allow": "Allow this change", "reject": "Skip this change") and
-answers according to the option chosen. scripts/setup installs it (``npm ci`` in
+answers according to the option chosen. scripts/setup installs it (``npm install`` in
 tests/interop); without node or the package the test is skipped, except in CI.
 """
 
@@ -29,7 +29,8 @@ SKIPPED = "I understand you prefer not to make that change."
 
 if not (NODE and AGENT_JS.exists()) and not os.environ.get("CI"):
     pytest.skip(
-        "needs node and `npm ci` in tests/interop (./scripts/setup)", allow_module_level=True
+        "needs node and the npm packages of tests/interop (./scripts/setup)",
+        allow_module_level=True,
     )
 
 

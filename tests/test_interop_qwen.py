@@ -5,8 +5,8 @@ loopback (tests/agents/openai_model.py, reached through ``OPENAI_BASE_URL``).
 qwen-code reads and writes files through ``fs/read_text_file`` / ``fs/write_text_file`` when the
 client advertises them, so these turns prove the ACP file system end to end: what its model
 reads is the buffer's unsaved text, its write lands in the buffer as one undo step, and a
-rejected write touches nothing. scripts/setup installs it (``npm ci`` in tests/interop); without
-node or the package the tests are skipped, except in CI.
+rejected write touches nothing. scripts/setup installs it (``npm install`` in tests/interop);
+without node or the package the tests are skipped, except in CI.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ NODE = shutil.which("node")
 
 if not (NODE and QWEN_JS.exists()) and not os.environ.get("CI"):
     pytest.skip(
-        "needs node and `npm ci` in tests/interop (./scripts/setup)", allow_module_level=True
+        "needs node and the npm packages of tests/interop (./scripts/setup)",
+        allow_module_level=True,
     )
 
 WRITTEN = "written by qwen\n"
