@@ -1,6 +1,7 @@
 --- The ACP file system the agent may use (`fs/read_text_file`, `fs/write_text_file`, see
 --- :h minime-config-fs), answered through the buffers: a loaded file is read with its unsaved
---- edits and written as one undo step; any other file goes to disk. Same scope as the tools: the
+--- edits and written as one undo step (buffer_writer.lua); any other file goes to disk off the
+--- main loop (file_writer.lua). A write shows its diff in the conversation. Same scope as the tools: the
 --- real path (symlinks and `..` resolved) must lie under the session's cwd and match no deny
 --- pattern, else the request is refused without naming anything.
 ---
@@ -122,7 +123,8 @@ local writes = 0
 
 --- Show the change in the conversation of `cwd`: a tool line with the unified diff folded under
 --- it, drawn like an agent's edit (minime.ui.diff bounds it). `old` is the text before, nil for
---- a new file; `note` replaces the diff when the text before was not read.
+--- a new file; `note` replaces the diff when the text before was not read. (The events are the
+--- shapes ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
 local function show(cwd, rel, old, new, note)
   writes = writes + 1
   local id = "fs/write_text_file " .. writes
