@@ -214,15 +214,19 @@ def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) 
 def test_a_huge_write_is_shown_bounded_and_the_editor_keeps_running(tmp_path: Path) -> None:
     cwd = project(tmp_path)
     (cwd / "big.txt").write_text("old line\n" * 200_000)  # 1.7 MB: no diff is computed
+    (cwd / "loaded.txt").write_text("old line\n" * 200_000)
     with fs_editor(cwd) as ed:
+        ed.nvim.command(f"edit {cwd / 'loaded.txt'}")
         got = answers(
             ed,
             {**write(cwd / "many.txt", "a line\n"), "repeat": 30_000},  # 210 KB, 30,000 lines
             {**write(cwd / "huge.txt", "x" * 99 + "\n"), "repeat": 30_000},  # 3 MB, new
             {**write(cwd / "big.txt", "new line\n"), "repeat": 200_000},
+            {**write(cwd / "loaded.txt", "new line\n"), "repeat": 200_000},
         )
         assert all("error" not in a for a in got), got
         assert ed.lua("return 1 + 1") == 2
+        assert ed.lua("return {vim.fn.getline(200000), vim.bo.modified}") == ["new line", False]
         lines = ed.turn_lines()
     many = diff_under(lines, "the agent wrote many.txt")
     assert many[:4] == ["--- /dev/null", "+++ b/many.txt", "@@ -0,0 +1,30000 @@", "+a line"]
@@ -234,7 +238,14 @@ def test_a_huge_write_is_shown_bounded_and_the_editor_keeps_running(tmp_path: Pa
         "(too large to show as a diff: a new file of 2.9 MB)",
     ]
     assert diff_under(lines, "the agent wrote big.txt") == [
-        "(too large to show as a diff: 1.7 MB before, 1.7 MB after)"
+        "--- a/big.txt",
+        "+++ b/big.txt",
+        "(too large to show as a diff: 1.7 MB before, 1.7 MB after)",
+    ]
+    assert diff_under(lines, "the agent wrote loaded.txt") == [
+        "--- a/loaded.txt",
+        "+++ b/loaded.txt",
+        "(too large to show as a diff: 1.7 MB before, 1.7 MB after)",
     ]
     assert (cwd / "huge.txt").stat().st_size == 3_000_000
     assert (cwd / "big.txt").read_text() == "new line\n" * 200_000

@@ -1,9 +1,9 @@
 --- The ACP file system the agent may use (`fs/read_text_file`, `fs/write_text_file`, see
 --- :h minime-config-fs), answered through the buffers: a loaded file is read with its unsaved
 --- edits and written as one undo step (buffer_writer.lua); any other file goes to disk off the
---- main loop (file_writer.lua). A write shows its diff in the conversation. Same scope as the tools: the
---- real path (symlinks and `..` resolved) must lie under the session's cwd and match no deny
---- pattern, else the request is refused without naming anything.
+--- main loop (file_writer.lua). A write shows its diff in the conversation. Same scope as the
+--- tools: the real path (symlinks and `..` resolved) must lie under the session's cwd and match
+--- no deny pattern, else the request is refused without naming anything.
 ---
 ---   require("minime.editor.fs").call(method, params, cwd, reply) -- like minime.tools.call
 local async = require("minime.editor.async")
@@ -123,8 +123,8 @@ local writes = 0
 
 --- Show the change in the conversation of `cwd`: a tool line with the unified diff folded under
 --- it, drawn like an agent's edit (minime.ui.diff bounds it). `old` is the text before, nil for
---- a new file; `note` replaces the diff when the text before was not read. (The events are the
---- shapes ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
+--- a new file, false when it was not read: then `note` says why, in place of the hunks. (The
+--- events are ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
 local function show(cwd, rel, old, new, note)
   writes = writes + 1
   local id = "fs/write_text_file " .. writes
@@ -132,26 +132,27 @@ local function show(cwd, rel, old, new, note)
   local call =
     { kind = "tool_call", id = id, title = title, tool_kind = "edit", status = "completed" }
   local events = { call }
-  if note then
-    events[2] = { kind = "tool_result", id = id, output = note }
+  if old == false then
+    local head = diff.header({ path = rel, oldText = "" })
+    events[2] = { kind = "tool_result", id = id, output = table.concat(head, "\n") .. "\n" .. note }
   else
     call.diffs = { { path = rel, oldText = old, newText = new } }
   end
   pcall(require("minime.ui.turn").apply, cwd, events)
 end
 
--- The text of a file not loaded, before the write, for the diff: nil for a new file; nil and a
--- note when it is larger than a diff is computed for (minime.ui.diff) or cannot be read.
+-- The text of a file not loaded, before the write, for the diff: nil for a new file; false and
+-- a note when it is larger than a diff is computed for (minime.ui.diff) or cannot be read.
 local function old_disk_text(real, stat, new, ctx)
   if not stat then
     return nil
   end
   if stat.size + #new > diff.MAX_BYTES then
-    return nil, diff.too_large(stat.size, #new)
+    return false, diff.too_large(stat.size, #new)
   end
   local ok, body = pcall(disk_text, real, text.limits(ctx))
   if not ok then
-    return nil, "(the text before could not be read: " .. tostring(body.message or body) .. ")"
+    return false, "(the text before could not be read: " .. tostring(body.message or body) .. ")"
   end
   return body
 end

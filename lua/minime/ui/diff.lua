@@ -40,22 +40,30 @@ function M.relative(path, cwd)
   return path, path:sub(1, 1) ~= "/"
 end
 
---- The unified diff of one item: `--- a/x`, `+++ b/x` (an absolute path outside cwd as
---- itself, a new file from /dev/null), then the hunks.
+--- The two header lines of one item's diff: `--- a/x`, `+++ b/x` (an absolute path outside cwd
+--- as itself, a new file from /dev/null).
 ---@param item table
 ---@param cwd? string
 ---@return string[]
-function M.lines(item, cwd)
+function M.header(item, cwd)
   local path, relative = M.relative(str(item.path), cwd)
   path = path:gsub("\r?\n", "⏎") -- one line of the diff, whatever the agent sent
   local function side(prefix)
     return relative and prefix .. path or path
   end
-  local old, new = str(item.oldText), str(item.newText)
-  local lines = {
+  return {
     "--- " .. ((item.oldText == nil or item.oldText == vim.NIL) and "/dev/null" or side("a/")),
     "+++ " .. side("b/"),
   }
+end
+
+--- The unified diff of one item: its header, then the hunks.
+---@param item table
+---@param cwd? string
+---@return string[]
+function M.lines(item, cwd)
+  local lines = M.header(item, cwd)
+  local old, new = str(item.oldText), str(item.newText)
   -- Without a final newline on both sides, the last line would show as changed.
   if old ~= "" and old:sub(-1) ~= "\n" then
     old = old .. "\n"
