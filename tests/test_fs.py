@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
 AGENT = Path(__file__).with_name("agents") / "fs_agent.py"
@@ -300,3 +301,31 @@ def test_a_write_to_a_file_not_loaded_lands_and_bad_targets_are_clear_errors(
     assert got[1]["error"]["data"]["details"].startswith("refused: the path is not a file")
     assert "cannot write it: ENOENT" in got[2]["error"]["data"]["details"]
     assert not (cwd / "missing").exists()
+
+
+def test_a_write_to_a_file_not_loaded_is_not_done_on_the_callers_turn_of_the_main_loop(
+    tmp_path: Path,
+) -> None:
+    """The write waits in libuv's thread pool: Lua's answer is "pending" and the file is still
+    as it was when the call returns (a synchronous write would have held the editor until it
+    landed); it lands soon after, and the diff follows."""
+    cwd = project(tmp_path)
+    path = cwd / "later.txt"
+    path.write_text("before\n")
+    with fs_editor(cwd) as ed:
+        first = ed.lua(
+            """
+            local cwd, path = ...
+            local params = { path = path, content = "after\\n" }
+            local answer = require("minime.editor.fs").call("fs/write_text_file", params, cwd, 0)
+            local f = assert(io.open(path))
+            local now = f:read("a")
+            f:close()
+            return { answer, now }
+            """,
+            str(cwd),
+            str(path),
+        )
+        assert first == [{"ok": True, "pending": True}, "before\n"]
+        wait_for(lambda: path.read_text() == "after\n", 10.0, message="for the write")
+        ed.wait_text("+after")
