@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
 AGENT = Path(__file__).with_name("agents") / "fs_agent.py"
@@ -144,3 +145,188 @@ def test_a_fifo_or_a_missing_file_is_a_clear_error_and_the_editor_keeps_running(
     assert got[1]["error"]["code"] == -32002  # ACP's "Resource not found", not a refusal
     assert got[1]["error"]["data"] == {"uri": str(cwd / "missing.txt"), "details": "no such file"}
     assert "not a regular file (a fifo)" in got[2]["error"]["data"]["details"]
+
+
+def diff_under(lines: list[str], title: str) -> list[str]:
+    """The body (dedented) under the tool line of the write called `title`."""
+    head = next(i for i, x in enumerate(lines) if x.startswith("⚙ " + title + "  [edit]"))
+    body = []
+    for line in lines[head + 1 :]:
+        if not line.startswith("    "):
+            break
+        body.append(line[4:])
+    return body
+
+
+def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    (cwd / "open.py").write_text("a = 1\nb = 2\nc = 3\n")
+    (cwd / "closed.txt").write_text("keep\nold\n")
+    (cwd / "same.txt").write_text("same\n")
+    with fs_editor(cwd) as ed:
+        ed.nvim.command(f"edit {cwd / 'open.py'}")
+        ed.nvim.current.buffer[2] = "c = 3  # unsaved"
+        got = answers(
+            ed,
+            {**write(cwd / "open.py", "a = 1\nb = 20\n"), "say": "writing open.py\n"},
+            write(cwd / "closed.txt", "keep\nnew\n"),
+            write(cwd / "sub" / ".." / "fresh.txt", "one\ntwo\n"),
+            write(cwd / "same.txt", "same\n"),
+        )
+        assert all("error" not in a for a in got), got
+        lines = ed.turn_lines()
+    # The diff from what the user saw (the unsaved edit included), its path relative.
+    assert diff_under(lines, "the agent wrote open.py") == [
+        "--- a/open.py",
+        "+++ b/open.py",
+        "@@ -1,3 +1,2 @@",
+        " a = 1",
+        "-b = 2",
+        "-c = 3  # unsaved",
+        "+b = 20",
+    ]
+    # After what the agent said before writing, not before it (the host's batch went first).
+    said = next(i for i, x in enumerate(lines) if x.startswith("writing open.py"))
+    assert said < lines.index("⚙ the agent wrote open.py  [edit] completed")
+    assert diff_under(lines, "the agent wrote closed.txt") == [
+        "--- a/closed.txt",
+        "+++ b/closed.txt",
+        "@@ -1,2 +1,2 @@",
+        " keep",
+        "-old",
+        "+new",
+    ]
+    assert diff_under(lines, "the agent wrote fresh.txt") == [
+        "--- /dev/null",
+        "+++ b/fresh.txt",
+        "@@ -0,0 +1,2 @@",
+        "+one",
+        "+two",
+    ]
+    assert diff_under(lines, "the agent wrote same.txt (no changes)") == [
+        "--- a/same.txt",
+        "+++ b/same.txt",
+        "(no changes)",
+    ]
+    shown = [x for x in lines if x.startswith(("⚙", "    "))]
+    assert len(shown) == 4 + 7 + 6 + 5 + 3
+    assert str(tmp_path) not in "\n".join(shown)  # relative paths only
+
+
+def test_a_huge_write_is_shown_bounded_and_the_editor_keeps_running(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    (cwd / "big.txt").write_text("old line\n" * 200_000)  # 1.7 MB: no diff is computed
+    (cwd / "loaded.txt").write_text("old line\n" * 200_000)
+    with fs_editor(cwd) as ed:
+        ed.nvim.command(f"edit {cwd / 'loaded.txt'}")
+        got = answers(
+            ed,
+            {**write(cwd / "many.txt", "a line\n"), "repeat": 30_000},  # 210 KB, 30,000 lines
+            {**write(cwd / "huge.txt", "x" * 99 + "\n"), "repeat": 30_000},  # 3 MB, new
+            {**write(cwd / "big.txt", "new line\n"), "repeat": 200_000},
+            {**write(cwd / "loaded.txt", "new line\n"), "repeat": 200_000},
+        )
+        assert all("error" not in a for a in got), got
+        assert ed.lua("return 1 + 1") == 2
+        assert ed.lua("return {vim.fn.getline(200000), vim.bo.modified}") == ["new line", False]
+        lines = ed.turn_lines()
+    many = diff_under(lines, "the agent wrote many.txt")
+    assert many[:4] == ["--- /dev/null", "+++ b/many.txt", "@@ -0,0 +1,30000 @@", "+a line"]
+    assert len(many) == 2001  # capped like tool output
+    assert many[-1] == f"… {30_003 - 2000} more lines"
+    assert diff_under(lines, "the agent wrote huge.txt") == [
+        "--- /dev/null",
+        "+++ b/huge.txt",
+        "(too large to show as a diff: a new file of 2.9 MB)",
+    ]
+    assert diff_under(lines, "the agent wrote big.txt") == [
+        "--- a/big.txt",
+        "+++ b/big.txt",
+        "(too large to show as a diff: 1.7 MB before, 1.7 MB after)",
+    ]
+    assert diff_under(lines, "the agent wrote loaded.txt") == [
+        "--- a/loaded.txt",
+        "+++ b/loaded.txt",
+        "(too large to show as a diff: 1.7 MB before, 1.7 MB after)",
+    ]
+    assert (cwd / "huge.txt").stat().st_size == 3_000_000
+    assert (cwd / "big.txt").read_text() == "new line\n" * 200_000
+
+
+def test_a_write_through_a_buffer_keeps_folds_marks_and_cursor_on_their_text(
+    tmp_path: Path,
+) -> None:
+    cwd = project(tmp_path)
+    path = cwd / "long.txt"
+    old = [f"line {i}" for i in range(1, 21)]
+    path.write_text("\n".join(old) + "\n")
+    new = ["added", *old[3:]]  # lines 1-3 become one: the fold moves up by two
+    new[new.index("line 18")] = "line 18 changed"
+    with fs_editor(cwd) as ed:
+        ed.nvim.command(f"edit {path}")
+        ed.nvim.command("setlocal foldmethod=manual | 8,12fold | 15mark a | call cursor(16, 4)")
+        assert ed.lua("return vim.fn.foldclosed(8)") == 8
+        answers(ed, write(path, "\n".join(new) + "\n"))
+        buf = ed.nvim.current.buffer
+        assert buf[:] == new
+        state = ed.lua(
+            "return { vim.fn.foldclosed(6), vim.fn.foldclosedend(6), vim.fn.foldlevel(5),"
+            " vim.fn.line(\"'a\"), vim.fn.line('.'), vim.fn.col('.') }"
+        )
+        # The closed fold still holds lines 8-12 (now rows 6-10), closed; the mark and the
+        # cursor stay on their lines.
+        assert state == [6, 10, 0, 13, 14, 4]
+        ed.nvim.command("normal! u")
+        assert buf[:] == old  # one undo step
+        assert path.read_text() == "\n".join(new) + "\n"
+
+
+def test_a_write_to_a_file_not_loaded_lands_and_bad_targets_are_clear_errors(
+    tmp_path: Path,
+) -> None:
+    cwd = project(tmp_path)
+    (cwd / "dir").mkdir()
+    (cwd / "closed.txt").write_text("before\n")
+    with fs_editor(cwd) as ed:
+        ed.nvim.command(f"edit {cwd / 'other.txt'}")  # the current buffer is not the file
+        got = answers(
+            ed,
+            write(cwd / "closed.txt", "after\n"),
+            write(cwd / "dir", "x"),
+            write(cwd / "missing" / "new.txt", "x"),
+        )
+        listed = ed.lua("return vim.fn.bufnr(...)", str(cwd / "closed.txt"))
+    assert got[0] == {"result": None} or got[0] == {"result": {}}
+    assert (cwd / "closed.txt").read_text() == "after\n"
+    assert listed == -1  # written on disk, not loaded into the editor
+    assert got[1]["error"]["data"]["details"].startswith("refused: the path is not a file")
+    assert "cannot write it: ENOENT" in got[2]["error"]["data"]["details"]
+    assert not (cwd / "missing").exists()
+
+
+def test_a_write_to_a_file_not_loaded_is_not_done_on_the_callers_turn_of_the_main_loop(
+    tmp_path: Path,
+) -> None:
+    """The write waits in libuv's thread pool: Lua's answer is "pending" and the file is still
+    as it was when the call returns (a synchronous write would have held the editor until it
+    landed); it lands soon after, and the diff follows."""
+    cwd = project(tmp_path)
+    path = cwd / "later.txt"
+    path.write_text("before\n")
+    with fs_editor(cwd) as ed:
+        first = ed.lua(
+            """
+            local cwd, path = ...
+            local params = { path = path, content = "after\\n" }
+            local answer = require("minime.editor.fs").call("fs/write_text_file", params, cwd, 0)
+            local f = assert(io.open(path))
+            local now = f:read("a")
+            f:close()
+            return { answer, now }
+            """,
+            str(cwd),
+            str(path),
+        )
+        assert first == [{"ok": True, "pending": True}, "before\n"]
+        wait_for(lambda: path.read_text() == "after\n", 10.0, message="for the write")
+        ed.wait_text("+after")

@@ -4,6 +4,8 @@ tests/test_fs.py and tests/test_library_fs.py. It runs no model: each prompt is 
 - a prompt ``{"method": "fs/read_text_file", "params": {...}}`` (or a list of them) sends each
   request to the client (``sessionId`` filled in unless given) and answers with one text chunk
   per request: ``FS {"result": ...}`` or ``FS {"error": ...}``, the client's answer as JSON;
+  an entry's ``"say"`` is sent as a text chunk just before its request, and ``"repeat": n``
+  makes its ``params.content`` n times itself (a large write without a large prompt);
 - the prompt ``caps`` answers ``CAPS <the clientCapabilities it received at initialize>``.
 """
 
@@ -68,6 +70,10 @@ def main() -> None:
                     asks = []
                 for one in asks if isinstance(asks, list) else [asks]:
                     one_params = {"sessionId": sid, **one.get("params", {})}
+                    if "repeat" in one:
+                        one_params["content"] = one_params["content"] * one["repeat"]
+                    if "say" in one:
+                        say(sid, one["say"])
                     say(sid, "FS " + json.dumps(ask(one["method"], one_params)))
             send({"id": rid, "result": {"stopReason": "end_turn"}})
         else:

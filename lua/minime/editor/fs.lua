@@ -1,18 +1,21 @@
 --- The ACP file system the agent may use (`fs/read_text_file`, `fs/write_text_file`, see
 --- :h minime-config-fs), answered through the buffers: a loaded file is read with its unsaved
---- edits and written as one undo step; any other file goes to disk. Same scope as the tools: the
---- real path (symlinks and `..` resolved) must lie under the session's cwd and match no deny
---- pattern, else the request is refused without naming anything.
+--- edits and written as one undo step (buffer_writer.lua); any other file goes to disk off the
+--- main loop (file_writer.lua). A write shows its diff in the conversation. Same scope as the
+--- tools: the real path (symlinks and `..` resolved) must lie under the session's cwd and match
+--- no deny pattern, else the request is refused without naming anything.
 ---
 ---   require("minime.editor.fs").call(method, params, cwd, reply) -- like minime.tools.call
 local async = require("minime.editor.async")
+local buffer_writer = require("minime.editor.buffer_writer")
+local diff = require("minime.ui.diff")
 local file_reader = require("minime.editor.file_reader")
+local file_writer = require("minime.editor.file_writer")
 local paths = require("minime.editor.paths")
 local scope_mod = require("minime.editor.scope")
 local text = require("minime.editor.text")
 
 local api = vim.api
-local uv = vim.uv or vim.loop
 
 local M = {}
 
@@ -47,6 +50,16 @@ local function loaded_buffer(real)
     end
   end
   return nil
+end
+
+-- Loaded buffers of the file not written through (a special 'buftype') see the new text.
+local function checktime(real)
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    local name = api.nvim_buf_is_loaded(buf) and api.nvim_buf_get_name(buf) or ""
+    if name ~= "" and paths.realpath(name) == real then
+      pcall(vim.cmd, "checktime " .. buf)
+    end
+  end
 end
 
 local function buffer_text(buf)
@@ -105,47 +118,43 @@ local function read(params, ctx)
   return slice(body, line, limit)
 end
 
-local function write_buffer(buf, content)
-  local lines = vim.split(content, "\n", { plain = true })
-  local eol = #lines > 1 and lines[#lines] == ""
-  if eol then
-    lines[#lines] = nil
+-- Each write the conversation shows gets its own line there.
+local writes = 0
+
+--- Show the change in the conversation of `cwd`: a tool line with the unified diff folded under
+--- it, drawn like an agent's edit (minime.ui.diff bounds it). `old` is the text before, nil for
+--- a new file, false when it was not read: then `note` says why, in place of the hunks. (The
+--- events are ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
+local function show(cwd, rel, old, new, note)
+  writes = writes + 1
+  local id = "fs/write_text_file " .. writes
+  local title = "the agent wrote " .. rel .. (old == new and " (no changes)" or "")
+  local call =
+    { kind = "tool_call", id = id, title = title, tool_kind = "edit", status = "completed" }
+  local events = { call }
+  if old == false then
+    local head = diff.header({ path = rel, oldText = "" })
+    events[2] = { kind = "tool_result", id = id, output = table.concat(head, "\n") .. "\n" .. note }
+  else
+    call.diffs = { { path = rel, oldText = old, newText = new } }
   end
-  local cursors = {}
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    cursors[win] = api.nvim_win_get_cursor(win)
-  end
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines) -- one change: one undo step
-  vim.bo[buf].eol = eol
-  local count = api.nvim_buf_line_count(buf)
-  for win, cursor in pairs(cursors) do
-    local row = math.min(cursor[1], count)
-    local width = #(api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or "")
-    pcall(api.nvim_win_set_cursor, win, { row, math.min(cursor[2], width) })
-  end
-  local ok, err = pcall(api.nvim_buf_call, buf, function()
-    vim.cmd("silent keepalt lockmarks write!")
-  end)
-  if not ok then
-    fail("the buffer was changed but could not be written: " .. tostring(err))
-  end
+  pcall(require("minime.ui.turn").apply, cwd, events)
 end
 
-local function write_disk(real, content)
-  local stat = uv.fs_stat(real)
-  if stat and stat.type ~= "file" then
-    -- Opening a FIFO for writing would wait for a reader, holding the editor.
-    fail(string.format("cannot write it: not a regular file (a %s)", stat.type))
+-- The text of a file not loaded, before the write, for the diff: nil for a new file; false and
+-- a note when it is larger than a diff is computed for (minime.ui.diff) or cannot be read.
+local function old_disk_text(real, stat, new, ctx)
+  if not stat then
+    return nil
   end
-  local fd, err = uv.fs_open(real, "w", 420)
-  if not fd then
-    fail("cannot write it: " .. tostring(err))
+  if stat.size + #new > diff.MAX_BYTES then
+    return false, diff.too_large(stat.size, #new)
   end
-  local _, werr = uv.fs_write(fd, content, 0)
-  uv.fs_close(fd)
-  if werr then
-    fail("cannot write it: " .. tostring(werr))
+  local ok, body = pcall(disk_text, real, text.limits(ctx))
+  if not ok then
+    return false, "(the text before could not be read: " .. tostring(body.message or body) .. ")"
   end
+  return body
 end
 
 local function write(params, ctx)
@@ -155,16 +164,23 @@ local function write(params, ctx)
     fail("content must be a string")
   end
   local buf = loaded_buffer(real)
+  local old, note
   if buf then
-    write_buffer(buf, content)
+    old = buffer_text(buf)
+    buffer_writer.write(buf, content)
   else
-    write_disk(real, content)
-    local other = vim.fn.bufnr(real)
-    if other > 0 and api.nvim_buf_is_loaded(other) then
-      pcall(vim.cmd, "checktime " .. other)
+    local stat, problem = file_writer.stat(real)
+    if problem then
+      fail("cannot write it: " .. problem)
     end
+    old, note = old_disk_text(real, stat, content, ctx)
+    problem = file_writer.write(real, content)
+    if problem then
+      fail("cannot write it: " .. problem)
+    end
+    checktime(real)
   end
-  pcall(require("minime.ui.turn").apply, ctx.cwd, { { kind = "notice", text = "the agent wrote " .. rel } })
+  show(ctx.cwd, rel, old, content, note)
   return vim.NIL
 end
 

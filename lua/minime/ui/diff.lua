@@ -1,6 +1,28 @@
 --- A diff content item ({path, oldText?, newText}, as ACP agents send it) as unified diff
 --- lines, its path relative to the session's cwd: shown by the permission float and the turn.
+--- Texts larger than MAX_BYTES are not compared (vim.diff would hold the editor): a note says so.
 local M = {}
+
+-- Old + new text beyond this is not diffed: comparing two different megabytes takes ~60 ms.
+M.MAX_BYTES = 1024 * 1024
+
+local function size(n)
+  if n < 1024 then
+    return ("%d bytes"):format(n)
+  end
+  return n < 1024 * 1024 and ("%.1f KB"):format(n / 1024) or ("%.1f MB"):format(n / 1048576)
+end
+
+--- The line shown instead of the diff of texts too large to compare (`old` nil: a new file).
+---@param old? integer bytes before
+---@param new integer bytes after
+---@return string
+function M.too_large(old, new)
+  if not old then
+    return ("(too large to show as a diff: a new file of %s)"):format(size(new))
+  end
+  return ("(too large to show as a diff: %s before, %s after)"):format(size(old), size(new))
+end
 
 local function str(x)
   return type(x) == "string" and x or ""
@@ -18,28 +40,41 @@ function M.relative(path, cwd)
   return path, path:sub(1, 1) ~= "/"
 end
 
---- The unified diff of one item: `--- a/x`, `+++ b/x` (an absolute path outside cwd as
---- itself, a new file from /dev/null), then the hunks.
+--- The two header lines of one item's diff: `--- a/x`, `+++ b/x` (an absolute path outside cwd
+--- as itself, a new file from /dev/null).
 ---@param item table
 ---@param cwd? string
 ---@return string[]
-function M.lines(item, cwd)
+function M.header(item, cwd)
   local path, relative = M.relative(str(item.path), cwd)
   path = path:gsub("\r?\n", "⏎") -- one line of the diff, whatever the agent sent
   local function side(prefix)
     return relative and prefix .. path or path
   end
-  local old, new = str(item.oldText), str(item.newText)
-  local lines = {
+  return {
     "--- " .. ((item.oldText == nil or item.oldText == vim.NIL) and "/dev/null" or side("a/")),
     "+++ " .. side("b/"),
   }
+end
+
+--- The unified diff of one item: its header, then the hunks.
+---@param item table
+---@param cwd? string
+---@return string[]
+function M.lines(item, cwd)
+  local lines = M.header(item, cwd)
+  local old, new = str(item.oldText), str(item.newText)
   -- Without a final newline on both sides, the last line would show as changed.
   if old ~= "" and old:sub(-1) ~= "\n" then
     old = old .. "\n"
   end
   if new ~= "" and new:sub(-1) ~= "\n" then
     new = new .. "\n"
+  end
+  if #old + #new > M.MAX_BYTES then
+    local new_file = item.oldText == nil or item.oldText == vim.NIL
+    lines[#lines + 1] = M.too_large(not new_file and #old or nil, #new)
+    return lines
   end
   local diff = vim.text and vim.text.diff or vim.diff
   local ok, d = pcall(diff, old, new, { result_type = "unified", ctxlen = 3 })

@@ -65,7 +65,9 @@ class Host:
             self.tools.source,
             self.ask_permission,
             self.stderr_lines.append,
-            file_system=lambda: self.tools.file_system(self.pool.cwd_of) if self.setup.fs else None,
+            file_system=lambda: (
+                self.tools.file_system(self.pool.cwd_of, self._flush) if self.setup.fs else None
+            ),
         )
         self.modes = SessionModes(self.bridge, self.pool.sessions.get)
         self.reopener = SessionReopener(

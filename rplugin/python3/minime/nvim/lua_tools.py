@@ -80,9 +80,12 @@ class LuaTools:
         finally:
             del self._waiting[call_id]
 
-    def file_system(self, cwd_of: Callable[[str], str]) -> BufferFileSystem:
-        """The ACP fs handlers for the library, answered by lua/minime/editor/fs.lua."""
-        return BufferFileSystem(self, cwd_of)
+    def file_system(
+        self, cwd_of: Callable[[str], str], flush: Callable[[], None] = lambda: None
+    ) -> BufferFileSystem:
+        """The ACP fs handlers for the library, answered by lua/minime/editor/fs.lua; ``flush``
+        sends the conversation's pending events first (see BufferFileSystem.write)."""
+        return BufferFileSystem(self, cwd_of, flush)
 
     def answer(self, result: ops.ToolResult) -> None:
         """A later answer from Lua (on pynvim's thread)."""
@@ -99,15 +102,23 @@ class BufferFileSystem:
     """``fs/read_text_file`` / ``fs/write_text_file`` through the buffers: Lua answers (in the
     session's cwd, which ``cwd_of`` gives for a session id); its refusal is the agent's error."""
 
-    def __init__(self, tools: LuaTools, cwd_of: Callable[[str], str]) -> None:
+    def __init__(
+        self, tools: LuaTools, cwd_of: Callable[[str], str], flush: Callable[[], None]
+    ) -> None:
         self._tools = tools
         self._cwd_of = cwd_of
+        self._flush = flush
 
     async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
         params = {"path": path, "line": line, "limit": limit}
         return await self._ask("fs/read_text_file", session_id, params)
 
     async def write(self, session_id: str, path: str, content: str) -> None:
+        # Lua shows the write in the conversation at once, so what the agent said before it goes
+        # out first: one turn of the loop lets the turn's stream take the updates already routed,
+        # then the host's batch is sent (same queue to pynvim's thread as Lua's call: in order).
+        await asyncio.sleep(0)
+        self._flush()
         await self._ask("fs/write_text_file", session_id, {"path": path, "content": content})
 
     async def _ask(self, method: str, session_id: str, params: dict[str, Any]) -> Any:
