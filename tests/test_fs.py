@@ -158,6 +158,34 @@ def diff_under(lines: list[str], title: str) -> list[str]:
     return body
 
 
+def test_a_write_the_agents_own_tool_already_shows_is_not_drawn_twice(tmp_path: Path) -> None:
+    """qwen-code's write_file carries the diff of the write it then makes through the fs: one
+    diff in the conversation. When the agent's diff is not what the editor changed (it diffed
+    the disk, the buffer had unsaved edits), the editor's own line says what really changed."""
+    cwd = project(tmp_path)
+    (cwd / "same.txt").write_text("one\n")
+    (cwd / "stale.txt").write_text("disk\n")
+    with fs_editor(cwd) as ed:
+        ed.nvim.command(f"edit {cwd / 'stale.txt'}")
+        ed.nvim.current.buffer[:] = ["unsaved"]
+        told = {"path": str(cwd / "same.txt"), "oldText": "one\n", "newText": "two\n"}
+        stale = {"path": "stale.txt", "oldText": "disk\n", "newText": "new\n"}
+        got = answers(
+            ed,
+            {**write(cwd / "same.txt", "two\n"), "diff": told},
+            {**write(cwd / "stale.txt", "new\n"), "diff": stale},
+        )
+        assert all("error" not in a for a in got), got
+        lines = ed.turn_lines()
+    headers = [x for x in lines if x.startswith("⚙ ")]
+    assert headers == [
+        f"⚙ Edit {cwd / 'same.txt'}  [edit] completed",
+        "⚙ Edit stale.txt  [edit] completed",
+        "⚙ the agent wrote stale.txt  [edit] completed",
+    ]
+    assert diff_under(lines, "the agent wrote stale.txt")[3:] == ["-unsaved", "+new"]
+
+
 def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) -> None:
     cwd = project(tmp_path)
     (cwd / "open.py").write_text("a = 1\nb = 2\nc = 3\n")

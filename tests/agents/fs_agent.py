@@ -4,8 +4,10 @@ tests/test_fs.py and tests/test_library_fs.py. It runs no model: each prompt is 
 - a prompt ``{"method": "fs/read_text_file", "params": {...}}`` (or a list of them) sends each
   request to the client (``sessionId`` filled in unless given) and answers with one text chunk
   per request: ``FS {"result": ...}`` or ``FS {"error": ...}``, the client's answer as JSON;
-  an entry's ``"say"`` is sent as a text chunk just before its request, and ``"repeat": n``
-  makes its ``params.content`` n times itself (a large write without a large prompt);
+  an entry's ``"say"`` is sent as a text chunk just before its request, its ``"diff"`` (an ACP
+  diff item) as a completed edit tool call carrying it (qwen-code's write_file shows the
+  change it then writes), and ``"repeat": n`` makes its ``params.content`` n times itself (a
+  large write without a large prompt);
 - the prompt ``caps`` answers ``CAPS <the clientCapabilities it received at initialize>``.
 """
 
@@ -24,6 +26,18 @@ def send(message: dict) -> None:
 
 def say(session_id: str, text: str) -> None:
     body = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def tool_with_diff(session_id: str, item: dict) -> None:
+    body = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": f"edit-{next(_ids)}",
+        "title": f"Edit {item.get('path')}",
+        "kind": "edit",
+        "status": "completed",
+        "content": [{"type": "diff", **item}],
+    }
     send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
 
 
@@ -74,6 +88,8 @@ def main() -> None:
                         one_params["content"] = one_params["content"] * one["repeat"]
                     if "say" in one:
                         say(sid, one["say"])
+                    if "diff" in one:
+                        tool_with_diff(sid, one["diff"])
                     say(sid, "FS " + json.dumps(ask(one["method"], one_params)))
             send({"id": rid, "result": {"stopReason": "end_turn"}})
         else:

@@ -126,6 +126,10 @@ local writes = 0
 --- a new file, false when it was not read: then `note` says why, in place of the hunks. (The
 --- events are ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
 local function show(cwd, rel, old, new, note)
+  local turn = require("minime.ui.turn")
+  if old ~= false and old ~= new and turn.shows_change(cwd, rel, old, new) then
+    return -- the agent's own tool line already shows this very change
+  end
   writes = writes + 1
   local id = "fs/write_text_file " .. writes
   local title = "the agent wrote " .. rel .. (old == new and " (no changes)" or "")
@@ -138,7 +142,7 @@ local function show(cwd, rel, old, new, note)
   else
     call.diffs = { { path = rel, oldText = old, newText = new } }
   end
-  pcall(require("minime.ui.turn").apply, cwd, events)
+  pcall(turn.apply, cwd, events)
 end
 
 -- The text of a file not loaded, before the write, for the diff: nil for a new file; false and

@@ -203,6 +203,38 @@ local function get_tool(t, id)
   return tool, h
 end
 
+-- What the tool's diffs change: "relative path" -> { old text (false: a new file), new text }
+-- (texts a diff is computed for only), so that the editor's own record of the same write is
+-- not drawn twice.
+local function remember_changes(t, tool, diffs)
+  for _, item in ipairs(diffs) do
+    local old, new = type(item) == "table" and item.oldText, type(item) == "table" and item.newText
+    old = type(old) == "string" and old or false
+    if type(new) == "string" and type(item.path) == "string" and #new <= diff.MAX_BYTES then
+      tool.changes = tool.changes or {}
+      tool.changes[(diff.relative(item.path, t.cwd))] = { old, new }
+    end
+  end
+end
+
+--- Whether a tool of the running turn already shows `rel` (a path relative to the turn's cwd)
+--- going from `old` (nil: a new file) to `new`: qwen-code's write_file carries the diff of the
+--- very write it then makes through fs/write_text_file.
+---@param t minime.turn.Turn
+---@param rel string
+---@param old string|nil
+---@param new string
+---@return boolean
+function M.shows_change(t, rel, old, new)
+  for _, tool in pairs(t.tools) do
+    local change = tool.changes and tool.changes[rel]
+    if change and change[1] == (old or false) and change[2] == new then
+      return true
+    end
+  end
+  return false
+end
+
 ---@param t minime.turn.Turn
 ---@param result boolean a tool_result event (else a tool_call)
 local function on_tool(t, ev, result)
@@ -227,6 +259,9 @@ local function on_tool(t, ev, result)
     if #lines > 0 then
       set_body(t, tool, "input", lines)
     end
+  end
+  if diffs then
+    remember_changes(t, tool, diffs)
   end
   local output = ev.output ~= nil and ev.output ~= vim.NIL
   if diffs and not result and not tool.diffs then
