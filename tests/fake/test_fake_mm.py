@@ -389,10 +389,14 @@ def test_a_held_start_answers_only_once_its_file_exists(mm: FakeMM) -> None:
         gate_new.touch()
         assert await new, "a session id once the file exists"
         # Held again (a second session): closing stdin still ends the fake at once.
-        asyncio.ensure_future(raw.new_session())
-        await wait_until(lambda: len(received(mm, "session/new")) == 2)
         gate_new.unlink()
+        held = asyncio.ensure_future(raw.new_session())
+        await wait_until(lambda: len(received(mm, "session/new")) == 2)
         assert await raw.close() == 0
+        held.cancel()
+        answers = [json.loads(line) for line in raw.lines]
+        sessions = [a for a in answers if "sessionId" in (a.get("result") or {})]
+        assert len(sessions) == 1, "the held session/new was never answered"
 
     run(main())
 
