@@ -23,7 +23,7 @@ class StartCancelled(Error):
     """The start a caller waited for was ended (``cancel_all``), not failed."""
 
     def __init__(self) -> None:
-        super().__init__("the start was stopped")
+        super().__init__("the agent was stopped while it started (:MiniMeStop)")
 
 
 class SingleFlight(Generic[K, V]):
