@@ -17,6 +17,12 @@ Test-only knobs under ``fake:``
 ``exit_before_initialize: N``  write ``exit_message`` on stderr and exit with status N at once.
 ``exit_message: str``          the line above (default ``fatal: cannot reach the model server``).
 ``never_initialize: true``     never answer ``initialize``.
+``initialize_delay: D``         answer ``initialize`` D later (a Go duration or seconds): a slow
+                               start, the process running and reading stdin meanwhile.
+``session_new_delay: D``        the same for ``session/new``.
+``hold_initialize: PATH``       answer ``initialize`` only once PATH exists (after its delay): a
+                               start that lasts exactly until the test creates PATH.
+``hold_session_new: PATH``      the same for ``session/new``.
 ``stderr_flood_bytes: N``      write N bytes of stderr lines before answering ``initialize``.
 ``usage: false``               no ``usage`` on the prompt's answer.
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
@@ -28,6 +34,7 @@ The script's extra commands are in ``fake_mm_faults`` (its docstring lists them)
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,7 +120,21 @@ class FakeMM(ScriptedMM):
             out.flush()
         if fake.get("never_initialize"):
             await asyncio.Event().wait()
+        await self._slow("initialize")
         return await super().initialize(params)
+
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        await self._slow("session_new")
+        return await super().new_session(params)
+
+    async def _slow(self, step: str) -> None:
+        """A slow start: ``<step>_delay``, then ``hold_<step>`` (a file the test creates)."""
+        fake = self.config.fake
+        if delay := fake.get(f"{step}_delay"):
+            await asyncio.sleep(parse_duration(delay))
+        if hold := fake.get(f"hold_{step}"):
+            while not os.path.exists(hold):
+                await asyncio.sleep(0.02)
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         answer = await super().prompt(params)

@@ -7,6 +7,7 @@ tests rely on the fake to do, it does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -366,6 +367,75 @@ def test_exit_before_initialize(mm: FakeMM) -> None:
     )
     assert done.returncode == 3
     assert done.stderr.splitlines()[-1] == "fatal: no model"
+
+
+def test_a_held_start_answers_only_once_its_file_exists(mm: FakeMM) -> None:
+    """``hold_initialize`` / ``hold_session_new``: the plugin's start-up tests stop and cancel
+    while these are unanswered, so they must stay unanswered until the test says so — and the
+    fake must still hear stdin close meanwhile (a stop closes it)."""
+    gate_init, gate_new = mm.dir / "init.go", mm.dir / "new.go"
+    config = mm.config(fake={"hold_initialize": str(gate_init), "hold_session_new": str(gate_new)})
+
+    async def main() -> None:
+        raw = await RawClient.start(mm, config)
+        init = asyncio.ensure_future(raw.initialize())
+        await wait_until(lambda: bool(received(mm, "initialize")))
+        assert not init.done() and not answered(raw), "held: initialize is not answered"
+        gate_init.touch()
+        assert "result" in await init
+        new = asyncio.ensure_future(raw.new_session())
+        await wait_until(lambda: bool(received(mm, "session/new")))
+        assert not new.done(), "held: session/new is not answered"
+        gate_new.touch()
+        assert await new, "a session id once the file exists"
+        # Held again (a second session): closing stdin still ends the fake at once.
+        gate_new.unlink()
+        held = asyncio.ensure_future(raw.new_session())
+        await wait_until(lambda: len(received(mm, "session/new")) == 2)
+        assert await raw.close() == 0
+        held.cancel()
+        answers = [json.loads(line) for line in raw.lines]
+        sessions = [a for a in answers if "sessionId" in (a.get("result") or {})]
+        assert len(sessions) == 1, "the held session/new was never answered"
+
+    run(main())
+
+
+def test_a_slow_start_answers_after_its_delay(mm: FakeMM) -> None:
+    config = mm.config(fake={"initialize_delay": "300ms", "session_new_delay": 0.3})
+
+    async def main() -> None:
+        raw = await RawClient.start(mm, config)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await raw.initialize()
+        await raw.new_session()
+        elapsed = loop.time() - started
+        await raw.close()
+        assert elapsed >= 0.6, elapsed
+
+    run(main())
+
+
+def received(mm: FakeMM, method: str) -> list[dict[str, Any]]:
+    """The requests for ``method`` the fake has read (its trace)."""
+    if not mm.trace_path.exists():
+        return []
+    lines = mm.trace_path.read_text().splitlines()
+    messages = [json.loads(line) for line in lines if line.strip()]
+    return [m["msg"] for m in messages if m["dir"] == "in" and m["msg"].get("method") == method]
+
+
+def answered(raw: RawClient) -> bool:
+    return any("result" in json.loads(line) for line in raw.lines)
+
+
+async def wait_until(condition: Any, timeout: float = 20.0) -> None:
+    """Poll ``condition`` until true, failing after ``timeout`` s."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.02)
 
 
 # --- pure helpers ----------------------------------------------------------------------------

@@ -53,10 +53,6 @@ class AgentPool:
         session = self.sessions.get(cwd)
         return session is not None and session.busy
 
-    def opening(self, cwd: str) -> bool:
-        """An ask in ``cwd`` is still starting its agent or session."""
-        return self._opening.running(cwd)
-
     def cwd_of(self, session_id: str) -> str:
         for cwd, session in self.sessions.items():
             if session.session_id == session_id:
@@ -185,6 +181,10 @@ class AgentPool:
                 del self.sessions[cwd]
 
     async def close_all(self) -> None:
+        """Every agent ends, those still starting too (their processes are ended before this
+        returns; who waited for them gets ``StartCancelled``)."""
+        await self._opening.cancel_all()
+        await self._starting.cancel_all()
         clients = list(self.clients.values())
         self.clients.clear()
         self.sessions.clear()

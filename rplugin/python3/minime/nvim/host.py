@@ -2,7 +2,8 @@
 
 Lua sends notifications (``dispatch``) on pynvim's thread; each is handed to the ACP loop at
 once. The parts: bridge.py (the only way back into Neovim), agent_pool.py (agents and their
-sessions, keyed on cwd), session_reopen.py (:MiniMeSessions), lua_tools.py (editor tools),
+sessions, keyed on cwd), starting_asks.py (asks waiting for their agent to start),
+session_reopen.py (:MiniMeSessions), lua_tools.py (editor tools),
 prompts.py (permissions), render.py (the turn float's batches).
 """
 
@@ -30,6 +31,8 @@ from .render import Renderer, to_lua
 from .ring_log import LOG_LINES, RingLog
 from .session_modes import SessionModes
 from .session_reopen import SessionReopener
+from .single_flight import SingleFlight
+from .starting_asks import StartingAsks
 from .wire_text import clean
 
 log = logging.getLogger("minime")
@@ -44,7 +47,10 @@ class Host:
         self.bridge = NvimBridge(nvim)
         self.loop_thread = LoopThread()
         self.setup = ops.Setup()
-        self._cancelled_start: set[str] = set()
+        # Each cwd's ask still waiting for its agent or session to start (starting_asks.py),
+        # and the one start per cwd (session, then its mode) such asks wait for.
+        self.starting: StartingAsks[Session] = StartingAsks()
+        self._readying: SingleFlight[str, Session] = SingleFlight()
         # cwds whose running turn :MiniMeStop ends: their end reads "stopped", not an error.
         self._stopped: set[str] = set()
         # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
@@ -150,8 +156,25 @@ class Host:
             self.bridge.lua("require('minime.rpc').ask_accepted(...)", cwd, ask.ask_id)
         label = clean(ask.label or ask.agent or "")
         self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
-        self._cancelled_start.discard(cwd)
         self._stopped.discard(cwd)
+        waiting = self.starting.begin(cwd)
+        if self._readying.running(cwd):  # a start a cancelled ask left running: this one waits
+            self.render(cwd, events.Notice("starting the agent…"))
+        try:
+            ready = self._readying.run(cwd, lambda: self._open(cwd, ask))
+            session = await waiting.wait(ready)
+        except Error as exc:
+            self._fail(cwd, str(exc))
+            return
+        finally:
+            self.starting.finish(waiting)
+        if session is None:  # cancelled or stopped while it started: already said
+            return
+        # No await from here to the turn: the session is busy before another ask can look.
+        await self._run_turn(session, cwd, ask.context or ask.prompt)
+
+    async def _open(self, cwd: str, ask: ops.Ask) -> Session:
+        """``cwd``'s session, started if need be, in its mode: ready for a first prompt."""
         try:
             # Said only when an agent process starts: not for a new session on a running one
             # (after :MiniMeReset), which is quick and silent.
@@ -159,14 +182,10 @@ class Host:
                 cwd, ask, lambda: self.render(cwd, events.Notice("starting the agent…"))
             )
         except Error as exc:
-            self._fail(cwd, str(exc))
-            return
+            log.warning("no session for %s: %s", cwd, exc)  # said by the ask still waiting
+            raise
         await self.modes.opened(cwd, session, ask.mode)  # before its first prompt
-        if cwd in self._cancelled_start:  # :MiniMeCancel while the agent was starting
-            self._cancelled_start.discard(cwd)
-            self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
-            return
-        await self._run_turn(session, cwd, ask.context or ask.prompt)
+        return session
 
     async def _run_turn(self, session: Session, cwd: str, prompt: str) -> None:
         try:
@@ -194,9 +213,17 @@ class Host:
         self.render(cwd, done)
 
     def _accept(self, cwd: str, payload: ops.AgentOp, advice: str) -> bool:
-        """Refuse (and say so) while a turn runs in ``cwd``; else take the ask's tool context."""
+        """Refuse (and say so) while a turn runs in ``cwd``, or an ask there still waits for
+        its agent to start; else take the ask's tool context."""
         if self.pool.busy(cwd):
             self.notify_user(f"minime: a turn is already running in {cwd} — {advice}", "warn")
+            return False
+        if self.starting.get(cwd) is not None:
+            self.notify_user(
+                f"minime: the agent is still starting for an ask in {cwd} — "
+                "wait for it, or :MiniMeCancel drops that ask",
+                "warn",
+            )
             return False
         self._take_tool_ctx(cwd, payload)
         return True
@@ -208,8 +235,11 @@ class Host:
     async def op_cancel(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
         session = self.pool.sessions.get(cwd)
-        if self.pool.opening(cwd):  # the ask is still starting the agent: its turn won't run
-            self._cancelled_start.add(cwd)
+        waiting = self.starting.get(cwd)
+        if waiting is not None:
+            # The ask is dropped now; its agent goes on starting, for the next ask.
+            if waiting.end("cancelled"):
+                self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
         elif session is not None and session.busy:
             await session.cancel()
         else:
@@ -217,6 +247,10 @@ class Host:
 
     async def op_reset(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
+        waiting = self.starting.get(cwd)
+        if waiting is not None and waiting.end("cancelled"):  # an ask of the old conversation
+            self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
+            self._flush()  # its end reaches Lua (MiniMeTurnDone) before the reset
         session = self.pool.sessions.pop(cwd, None)
         if session is not None:
             if session.busy:
@@ -228,6 +262,10 @@ class Host:
 
     async def op_stop(self, stop: ops.Stop) -> None:
         self._stopped.update(cwd for cwd in self.pool.sessions if self.pool.busy(cwd))
+        for waiting in self.starting.all():  # asks whose agent still starts: ended now
+            if waiting.end("stopped"):
+                self.render(waiting.cwd, events.Done(stop_reason="stopped", cwd=waiting.cwd))
+        await self._readying.cancel_all()  # no mode is set on a session being closed
         for cwd in list(self.pool.sessions):
             self.modes.publish(cwd, None)
         await self.pool.close_all()
