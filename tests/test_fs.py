@@ -358,3 +358,31 @@ def test_a_write_to_a_file_not_loaded_is_not_done_on_the_callers_turn_of_the_mai
         assert first == [{"ok": True, "pending": True}, "before\n"]
         wait_for(lambda: path.read_text() == "after\n", 10.0, message="for the write")
         ed.wait_text("+after")
+
+
+def test_a_write_through_a_buffer_saves_exactly_what_the_agent_wrote(tmp_path: Path) -> None:
+    """Format-on-save (a BufWritePre hook) does not rewrite the agent's text and no newline is
+    added that it did not write; BufWritePost (didSave, git signs) still runs."""
+    cwd = project(tmp_path)
+    (cwd / "a.py").write_text("x = 1\n")
+    (cwd / "b.txt").write_text("b\n")
+    with fs_editor(cwd) as ed:
+        ed.lua(
+            "_G.posts = 0"
+            " vim.api.nvim_create_autocmd('BufWritePre', { callback = function()"
+            "   vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'FORMATTED' }) end })"
+            " vim.api.nvim_create_autocmd('BufWritePost', { callback = function()"
+            "   _G.posts = _G.posts + 1 end })"
+        )
+        ed.nvim.command(f"edit {cwd / 'a.py'}")
+        ed.nvim.command(f"edit {cwd / 'b.txt'}")
+        got = answers(ed, write(cwd / "a.py", "x  =  2\n"), write(cwd / "b.txt", "no newline"))
+        assert all("error" not in a for a in got), got
+        assert ed.lua("return _G.posts") == 2
+        assert (cwd / "b.txt").read_text() == "no newline"
+        assert ed.lua("return vim.o.eventignore") == ""
+        assert ed.lua("return vim.bo[vim.fn.bufnr(...)].fixeol", str(cwd / "b.txt")) is True
+        # The user's own :write still runs the hook: only the agent's save skipped it.
+        ed.nvim.command("write")
+        assert (cwd / "b.txt").read_text() == "FORMATTED\n"
+    assert (cwd / "a.py").read_text() == "x  =  2\n"

@@ -2,7 +2,7 @@
 --- what the user set up on the lines around them stays where it was — manual folds (and
 --- whether they are closed), marks, extmarks, the cursor on its text — and the change is one
 --- undo step (every hunk is set in one go, without returning to the main loop). Then the buffer
---- is saved, which clears 'modified'.
+--- is saved with exactly that text (see save_as_given), which clears 'modified'.
 ---
 ---   buffer_writer.write(buf, content)  -- throws { message } when the save fails
 local api = vim.api
@@ -12,6 +12,24 @@ local M = {}
 -- Above this many bytes (old + new) the hunks are not computed (vim.diff would hold the editor
 -- for tens of milliseconds): the whole buffer is replaced, folds there may be lost.
 M.MAX_DIFF_BYTES = 1024 * 1024
+
+--- Save `buf` with exactly its text: BufWritePre/FileWritePre hooks (format on save, strip
+--- trailing blanks) do not run and 'fixeol' adds no newline the agent did not write, so the
+--- file holds what the agent asked for (its next read and its own diff agree with the disk).
+--- BufWritePost still runs (the language server's didSave, git signs).
+function M.save_as_given(buf)
+  local ignore, fixeol = vim.o.eventignore, vim.bo[buf].fixeol
+  vim.o.eventignore = (ignore == "" and "" or ignore .. ",") .. "BufWritePre,FileWritePre"
+  vim.bo[buf].fixeol = false
+  local ok, err = pcall(api.nvim_buf_call, buf, function()
+    vim.cmd("silent keepalt lockmarks write!")
+  end)
+  vim.o.eventignore = ignore
+  vim.bo[buf].fixeol = fixeol
+  if not ok then
+    error(err, 0)
+  end
+end
 
 --- `content` as buffer lines, and whether it ends with a newline.
 ---@return string[] lines, boolean eol
@@ -85,9 +103,7 @@ function M.write(buf, content)
     local width = #(api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or "")
     pcall(api.nvim_win_set_cursor, win, { row, math.min(cursor[2], width) })
   end
-  local ok, err = pcall(api.nvim_buf_call, buf, function()
-    vim.cmd("silent keepalt lockmarks write!")
-  end)
+  local ok, err = pcall(M.save_as_given, buf)
   if not ok then
     error({ message = "the buffer was changed but could not be written: " .. tostring(err) }, 0)
   end
