@@ -7,9 +7,13 @@
 ---   f:read(n) / f:seek() / f:seek("set", n) / f:close()
 local async = require("minime.editor.async")
 
+local opened_path = require("minime.editor.opened_path")
+
 local uv = vim.uv or vim.loop
 
 local M = {}
+
+M.SWAPPED = "the file was replaced while it was being read (by a link?): not read"
 
 -- O_NONBLOCK: opening a FIFO for reading must not wait for a writer (fstat then refuses it).
 local OPEN_FLAGS = bit.bor(uv.constants.O_RDONLY, uv.constants.O_NONBLOCK or 0)
@@ -54,8 +58,9 @@ end
 local Reader = {}
 Reader.__index = Reader
 
---- The file at `path` opened for reading (file_lines.lua): nil (no error) when it cannot be opened (a new
---- file), nil and a message when it must not be read.
+--- The file at `path` (the real path the scope check accepted) opened for reading
+--- (file_lines.lua): nil (no error) when it cannot be opened (a new file), nil and a message
+--- when it must not be read (also when what was opened is not `path`: see opened_path.lua).
 ---@return table|nil reader, string|nil error
 function M.open(path, limits)
   local deadline = uv.hrtime() + limits.read_timeout_ms * 1e6
@@ -67,7 +72,8 @@ function M.open(path, limits)
   end
   local reader = setmetatable({ fd = fd, pos = 0, deadline = deadline, limits = limits }, Reader)
   local serr, stat = fs_wait(deadline, uv.fs_fstat, fd)
-  local problem = serr == TIMED_OUT and timed_out_message(limits)
+  local problem = opened_path.matches(fd, path) == false and M.SWAPPED
+    or serr == TIMED_OUT and timed_out_message(limits)
     or serr and "cannot read it from disk"
     or stat.type ~= "file" and string.format("not a regular file (a %s) on disk", stat.type)
     or stat.size > limits.max_file_bytes and M.too_large(limits)
