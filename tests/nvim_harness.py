@@ -128,3 +128,14 @@ def wait_for(
 def lua(nvim: pynvim.Nvim, code: str, *args: Any) -> Any:
     """Run Lua `code` (a chunk; use `...` for args) and return its result."""
     return nvim.exec_lua(code, *args)
+
+
+# An initialized language-server client is attached to the buffer of the file named by the
+# argument (for wait_for in the LSP tests).
+LSP_ATTACHED = """
+local buf = vim.fn.bufnr(...)
+for _, c in ipairs(vim.lsp.get_clients({ bufnr = buf })) do
+  if c.initialized then return true end
+end
+return false
+"""

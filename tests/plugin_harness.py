@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from conftest import process_gone
 from nvim_harness import REPO, start, wait_for
 
 # The fake mm (tests/fake_mm.py: the demo's scripted mm plus faults) as an executable named mm.
@@ -87,6 +88,39 @@ def group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             members.append(int(entry))
     return members
+
+
+def running_with(argument: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose command line contains ``argument``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as f:
+                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            continue
+        if argument in cmdline and not zombie:
+            found.append(int(entry))
+    return found
+
+
+def quit_with_one_agent(ed: Editor) -> int:
+    """``:qa!`` in an editor that runs exactly one agent; that agent's pid (its group's id)."""
+    pids = ed.lua("return vim.tbl_keys(require('minime.host').agents)")
+    assert len(pids) == 1
+    with contextlib.suppress(OSError, EOFError):
+        ed.nvim.command("qa!")
+    return int(pids[0])
+
+
+def wait_tree_gone(pid: int, what: str) -> None:
+    """The agent ``pid`` and every process of its group end (within 10 s)."""
+    wait_for(lambda: process_gone(pid), 10, message=f"for {what} to be ended")
+    assert group_members(pid) == []
 
 
 class Editor:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from nvim_harness import REPO, wait_for
-from plugin_harness import FAKE_MM_BIN, Editor, agent_file
+from plugin_harness import FAKE_MM_BIN, Editor, agent_file, running_with
 from plugin_harness import editor_with as harness_editor_with
 
 FAKE_MM = REPO / "tests" / "fake_mm.py"
@@ -86,24 +86,6 @@ def editor_with(tmp_path: Path, opts: dict[str, Any], before: str = "") -> Any:
 def health(editor: Editor) -> str:
     editor.nvim.command("checkhealth minime")
     return "\n".join(editor.nvim.current.buffer[:])
-
-
-def running_with(argument: str) -> list[int]:
-    """Pids of live processes whose command line contains ``argument``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as f:
-                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
-        except OSError:
-            continue
-        if argument in cmdline and not zombie:
-            found.append(int(entry))
-    return found
 
 
 needs_node = pytest.mark.skipif(

@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -388,39 +389,48 @@ def test_a_write_through_a_buffer_saves_exactly_what_the_agent_wrote(tmp_path: P
     assert (cwd / "a.py").read_text() == "x  =  2\n"
 
 
+@contextlib.contextmanager
+def flipping(flip: Callable[[int], None]) -> Iterator[None]:
+    """An attacker in a thread calling ``flip(1)``, ``flip(2)``, … as fast as it can meanwhile."""
+    stop = threading.Event()
+
+    def run() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            flip(n)
+
+    attacker = threading.Thread(target=run, daemon=True)
+    attacker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        attacker.join(10)
+
+
 def test_a_symlink_swapped_in_during_writes_is_never_written_through(tmp_path: Path) -> None:
     """An attacker flips the file between a regular file and a symlink out of the cwd while the
     agent writes it 150 times: the outside file is never touched (the open file must be the
     inode that was checked before anything is truncated)."""
     import os
-    import threading
 
     cwd = project(tmp_path)
     secret = tmp_path / "secret.txt"
     secret.write_text("secret\n")
     target = cwd / "target.txt"
     target.write_text("inside\n")
-    stop = threading.Event()
 
-    def flip() -> None:
-        n = 0
-        while not stop.is_set():
-            n += 1
-            spare = cwd / f".flip{n}"
-            if n % 2:
-                spare.symlink_to(secret)
-            else:
-                spare.write_text("inside\n")
-            os.replace(spare, target)
+    def flip(n: int) -> None:
+        spare = cwd / f".flip{n}"
+        if n % 2:
+            spare.symlink_to(secret)
+        else:
+            spare.write_text("inside\n")
+        os.replace(spare, target)
 
-    flipper = threading.Thread(target=flip, daemon=True)
-    with fs_editor(cwd) as ed:
-        flipper.start()
-        try:
-            got = answers(ed, *[write(target, "agent\n") for _ in range(150)])
-        finally:
-            stop.set()
-            flipper.join(10)
+    with fs_editor(cwd) as ed, flipping(flip):
+        got = answers(ed, *[write(target, "agent\n") for _ in range(150)])
     assert len(got) == 150
     assert secret.read_text() == "secret\n"
 
@@ -433,41 +443,28 @@ def test_a_directory_swapped_for_a_link_out_is_never_read_or_written_through(
     sub/new.txt, 60 times each. Nothing outside is read, changed or created (the file opened
     must be the path the scope check resolved: /proc/self/fd)."""
     import os
-    import threading
 
     cwd = project(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "f.txt").write_text("secret\n")
-    stop = threading.Event()
 
-    def flip() -> None:
-        n = 0
-        while not stop.is_set():
-            n += 1
-            spare = cwd / f".flip{n}"
-            if n % 2:
-                spare.symlink_to(outside, target_is_directory=True)
-            else:
-                spare.mkdir()
-                (spare / "f.txt").write_text("inside\n")
-            old = cwd / f".old{n}"
-            if (cwd / "sub").is_symlink() or (cwd / "sub").exists():
-                os.rename(cwd / "sub", old)  # a directory cannot be replaced in one rename
-            os.rename(spare, cwd / "sub")
+    def flip(n: int) -> None:
+        spare = cwd / f".flip{n}"
+        if n % 2:
+            spare.symlink_to(outside, target_is_directory=True)
+        else:
+            spare.mkdir()
+            (spare / "f.txt").write_text("inside\n")
+        os.rename(cwd / "sub", cwd / f".old{n}")  # a directory cannot be replaced in one rename
+        os.rename(spare, cwd / "sub")
 
     (cwd / "sub").mkdir()
     (cwd / "sub" / "f.txt").write_text("inside\n")
-    flipper = threading.Thread(target=flip, daemon=True)
     asks = [read(cwd / "sub" / "f.txt"), write(cwd / "sub" / "f.txt", "agent\n")] * 60
     asks += [write(cwd / "sub" / "new.txt", "agent\n")] * 60
-    with fs_editor(cwd) as ed:
-        flipper.start()
-        try:
-            got = answers(ed, *asks)
-        finally:
-            stop.set()
-            flipper.join(10)
+    with fs_editor(cwd) as ed, flipping(flip):
+        got = answers(ed, *asks)
     assert len(got) == len(asks)
     assert not any("secret" in json.dumps(a) for a in got)
     assert (outside / "f.txt").read_text() == "secret\n"

@@ -10,15 +10,13 @@ tests/interop); without node or the package the test is skipped, except in CI.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import process_gone
-from nvim_harness import REPO, wait_for
-from plugin_harness import editor, group_members
+from nvim_harness import REPO
+from plugin_harness import editor, quit_with_one_agent, wait_tree_gone
 
 AGENT_JS = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
 NODE = shutil.which("node")
@@ -71,9 +69,5 @@ def test_a_full_turn_with_the_sdk_example_agent(tmp_path: Path) -> None:
         text = ed.turn_text()
         assert SKIPPED in text and ALLOWED not in text
         assert ed.notes() == [] and ed.turn_errors() == []
-        pids = ed.lua("return vim.tbl_keys(require('minime.host').agents)")
-        assert len(pids) == 1
-        with contextlib.suppress(OSError, EOFError):
-            ed.nvim.command("qa!")
-    wait_for(lambda: process_gone(pids[0]), 10, message="for node to be ended")
-    assert group_members(pids[0]) == []
+        pid = quit_with_one_agent(ed)
+    wait_tree_gone(pid, "node")

@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 from agents.openai_model import ModelServer, Reply, last_tool, serving, user_text
-from conftest import process_gone
 from nvim_harness import REPO, wait_for
-from plugin_harness import Editor, editor, group_members
+from plugin_harness import Editor, editor, quit_with_one_agent, wait_tree_gone
 
 QWEN_JS = REPO / "tests/interop/node_modules/@qwen-code/qwen-code/cli.js"
 NODE = shutil.which("node")
@@ -136,12 +135,8 @@ def test_qwen_reads_unsaved_edits_and_writes_through_the_buffer(tmp_path: Path) 
         assert Path(ed.cwd, "notes.txt").read_text() == WRITTEN
         assert buffer[:] == ["unsaved text"], "the buffer as the user left it (after the undo)"
 
-        pids = ed.lua("return vim.tbl_keys(require('minime.host').agents)")
-        assert len(pids) == 1
-        with contextlib.suppress(OSError, EOFError):
-            ed.nvim.command("qa!")
-    wait_for(lambda: process_gone(pids[0]), 10, message="for qwen to be ended")
-    assert group_members(pids[0]) == []
+        pid = quit_with_one_agent(ed)
+    wait_tree_gone(pid, "qwen")
 
 
 def test_the_library_lends_qwen_the_callers_text(tmp_path: Path) -> None:

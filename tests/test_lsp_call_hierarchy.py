@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from nvim_harness import REPO, start, wait_for
+from nvim_harness import LSP_ATTACHED, REPO, start, wait_for
 from plugin_harness import Editor, agent_file, init
 
 PYREFLY = REPO / ".venv" / "bin" / "pyrefly"
@@ -72,14 +72,6 @@ local root, cmd = ...
 vim.api.nvim_create_autocmd('FileType', { pattern = 'python', callback = function(ev)
   vim.lsp.start({ name = 'pyrefly', cmd = { cmd, 'lsp' }, root_dir = root }, { bufnr = ev.buf })
 end })
-"""
-
-ATTACHED = """
-local buf = vim.fn.bufnr(...)
-for _, c in ipairs(vim.lsp.get_clients({ bufnr = buf })) do
-  if c.initialized then return true end
-end
-return false
 """
 
 # Asks pyrefly for the references of greet (greeter.py line 7, character 8) without waiting;
@@ -146,7 +138,7 @@ def calls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Calls]:
         nvim.exec_lua(START_PYREFLY, str(project), str(PYREFLY))
         nvim.command(f"edit {project / 'greeter.py'}")
         greeter = str(project / "greeter.py")
-        wait_for(lambda: nvim.exec_lua(ATTACHED, greeter), 30, message="pyrefly")
+        wait_for(lambda: nvim.exec_lua(LSP_ATTACHED, greeter), 30, message="pyrefly")
         # Indexed: the callers in files never opened are known.
         wait_for(
             lambda: {"near.py", "hidden.py", "main.py"} <= set(nvim.exec_lua(ASK_REFS, greeter)),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nvim_harness import REPO, start, wait_for
+from nvim_harness import LSP_ATTACHED, REPO, start, wait_for
 from plugin_harness import Editor, agent_file, init
 
 PYLSP = REPO / ".venv" / "bin" / "pylsp"
@@ -66,14 +66,6 @@ vim.api.nvim_create_autocmd('FileType', { pattern = 'python', callback = functio
   vim.lsp.start({ name = 'pylsp', cmd = { cmd }, root_dir = root,
     cmd_env = { XDG_CACHE_HOME = cache } }, { bufnr = ev.buf })
 end })
-"""
-
-ATTACHED = """
-local buf = vim.fn.bufnr(...)
-for _, c in ipairs(vim.lsp.get_clients({ bufnr = buf })) do
-  if c.initialized then return true end
-end
-return false
 """
 
 PENDING = """
@@ -146,7 +138,7 @@ def lsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lsp]:
         nvim.exec_lua(START_PYLSP, str(project), str(PYLSP), str(base / "cache"))
         nvim.exec_lua(COUNT_READS)
         nvim.command(f"edit {project / 'main.py'}")
-        wait_for(lambda: nvim.exec_lua(ATTACHED, str(project / "main.py")), 30, message="pylsp")
+        wait_for(lambda: nvim.exec_lua(LSP_ATTACHED, str(project / "main.py")), 30, message="pylsp")
         yield Lsp(Editor(nvim, project, timeout=30), project)
 
 

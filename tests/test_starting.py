@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from conftest import process_gone
 from nvim_harness import wait_for
-from plugin_harness import Editor, agent_file, editor, group_members
+from plugin_harness import Editor, agent_file, editor, group_members, running_with
 
 ERROR = 4  # vim.log.levels.ERROR
 
@@ -35,18 +35,7 @@ def received(directory: Path, method: str) -> list[dict[str, Any]]:
 
 def agents_of(config: str) -> list[int]:
     """Live processes started with this agent file (the fake mm's, by its command line)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if config.encode() in argv and not process_gone(int(entry)):
-            found.append(int(entry))
-    return found
+    return running_with(config)
 
 
 def held_editor(tmp_path: Path, step: str) -> tuple[Any, str, Path]:
