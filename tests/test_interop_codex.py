@@ -14,6 +14,7 @@ in tests/interop); without node or the package the tests are skipped, except in 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -103,6 +104,7 @@ end
 def codex_editor(
     tmp_path: Path,
     next_step: Callable[[list[dict[str, Any]]], Reply] = script,
+    review: dict[str, Any] | None = None,
     watch: bool = False,
     logs: Path | None = None,
     **opts: Any,
@@ -114,7 +116,7 @@ def codex_editor(
     home = tmp_path / "codex"
     cwd.mkdir()
     home.mkdir()
-    with serving(next_step) as model:
+    with serving(next_step, review) as model:
         (home / "config.toml").write_text(CONFIG.format(base_url=model.base_url))
         before = (
             f"vim.env.PATH = [==[{BIN}]==] .. ':' .. vim.env.PATH\n"
@@ -158,6 +160,14 @@ def test_a_command_asked_allowed_run_and_shown_with_its_output(tmp_path: Path) -
         # What codex told its model: the command's output.
         assert "Process exited with code 0" in model.outputs()[0]
         assert model.outputs()[0].endswith("Output:\nmade\n")
+
+        # Output that comes while the command runs travels in chunks of earlier updates (the
+        # last one has the exit code alone): gathered. (Codex itself drops output written in
+        # the command's first moments from the chunks, hence the sleep before the first.)
+        ed.ask("sleep 1; echo one; sleep 0.5; echo two")
+        ed.answer_permission("1")
+        assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
+        assert "    one\n    two\n    (exit code 0)\n" in ed.turn_text()
 
 
 def test_a_rejected_command_never_runs(tmp_path: Path) -> None:
@@ -299,8 +309,12 @@ def modes(ed: Editor) -> tuple[str, list[tuple[str, str]]]:
     return state["mode"], [(m["id"], m["name"]) for m in state["modes"]]
 
 
+# The reviewer's answer (the json_schema codex asks it for): the command may run.
+ALLOW = {"outcome": "allow", "risk_level": "low", "user_authorization": "high", "rationale": "ok"}
+
+
 def test_the_shipped_read_only_mode_asks_and_auto_review_does_not(tmp_path: Path) -> None:
-    with codex_editor(tmp_path, watch=True) as (ed, model):
+    with codex_editor(tmp_path, review=ALLOW, watch=True) as (ed, model):
         ed.ask("touch asked.txt")
         assert ed.permission_text().splitlines()[0] == "touch asked.txt"
         ed.answer_permission("1")
@@ -315,10 +329,16 @@ def test_the_shipped_read_only_mode_asks_and_auto_review_does_not(tmp_path: Path
         ed.ask("touch unasked.txt")
         assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
         assert ed.prompts() == ["touch asked.txt"], "auto review asks no one"
-        # Codex asked its reviewer model instead; ours gives no assessment, so it denied.
-        assert "⚙ Guardian Review  [think] failed" in tool_lines(ed)
-        assert not Path(ed.cwd, "unasked.txt").exists()
-        assert len(model.turns()) > 4, "the reviewer's request went to the model"
+        assert Path(ed.cwd, "unasked.txt").exists(), "the command ran"
+        # Codex asked its reviewer model instead (ours allows), and shows that as a tool call.
+        assert tool_lines(ed) == [
+            "⚙ touch unasked.txt  [execute] completed",
+            "⚙ Guardian Review  [think] completed",
+        ]
+        assert "Status: Approved" in ed.turn_text()
+        reviews = [json.dumps(body["input"]) for body in model.reviews()]
+        assert any("touch unasked.txt" in review for review in reviews)
+        assert modes(ed)[0] == "agent" and ed.turn_errors() == []
 
 
 def test_codex_starts_in_auto_review_without_a_mode(tmp_path: Path) -> None:

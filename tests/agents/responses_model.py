@@ -8,6 +8,9 @@ function call). Every request, whatever its path, is kept in ``requests`` as (me
 body), so a test can assert what codex told its model, e.g. a command's output. A request
 other than ``POST …/responses`` gets an empty JSON answer (``{"data": [], "models": []}`` for a
 model list).
+
+A request that asks for a JSON answer (``text.format`` a ``json_schema``: codex's "Auto review"
+asks its reviewer model whether a command may run) gets ``review`` as its text, if given.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ Script = Callable[[list[dict[str, Any]]], Reply]
 
 
 class ModelServer:
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, review: dict[str, Any] | None = None) -> None:
         self.script = script
+        self.review = review
         self.requests: list[tuple[str, str, dict[str, Any]]] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -56,9 +60,20 @@ class ModelServer:
         return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
 
     def turns(self) -> list[dict[str, Any]]:
-        """The bodies of the ``POST …/responses`` requests, in order."""
+        """The bodies of the ``POST …/responses`` requests of the agent's own turns, in order."""
         with self._lock:
-            return [b for m, p, b in self.requests if m == "POST" and p.endswith("/responses")]
+            bodies = [b for m, p, b in self.requests if m == "POST" and p.endswith("/responses")]
+        return [body for body in bodies if not _wants_json(body)]
+
+    def reviews(self) -> list[dict[str, Any]]:
+        """The bodies of the requests that asked for a JSON answer (a reviewer's)."""
+        with self._lock:
+            return [b for _, _, b in self.requests if _wants_json(b)]
+
+    def _reply(self, body: dict[str, Any]) -> Reply:
+        if self.review is not None and _wants_json(body):
+            return Reply(text=json.dumps(self.review))
+        return self.script(body.get("input") or [])
 
     def outputs(self) -> list[str]:
         """The output of every function call codex sent its model, in order, once each."""
@@ -103,7 +118,7 @@ class ModelServer:
                 if not self.path.rstrip("/").endswith("/responses"):
                     self._json({})
                     return
-                self._stream(body.get("model", "scripted"), server.script(body.get("input") or []))
+                self._stream(body.get("model", "scripted"), server._reply(body))
 
             def _json(self, value: Any) -> None:
                 data = json.dumps(value).encode()
@@ -177,6 +192,11 @@ def _events(server: ModelServer, model: str, reply: Reply) -> Iterator[dict[str,
     yield {"type": "response.completed", "response": completed}
 
 
+def _wants_json(body: dict[str, Any]) -> bool:
+    form = (body.get("text") or {}).get("format") or {}
+    return isinstance(form, dict) and form.get("type") == "json_schema"
+
+
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -205,8 +225,8 @@ def user_text(items: list[dict[str, Any]]) -> str:
 
 
 @contextmanager
-def serving(script: Script) -> Iterator[ModelServer]:
-    server = ModelServer(script)
+def serving(script: Script, review: dict[str, Any] | None = None) -> Iterator[ModelServer]:
+    server = ModelServer(script, review)
     thread = threading.Thread(target=server._http.serve_forever, daemon=True)
     thread.start()
     try:

@@ -99,14 +99,13 @@ def terminal_chunk(meta: Any) -> str:
 def _terminal_output(meta: Any, streamed: str) -> str:
     """A command's output from terminal chunks without the client's terminal capability: the
     earlier ones (``streamed``) and this update's, then ``terminal_exit``'s exit code."""
-    parts = []
     text = streamed + terminal_chunk(meta)
-    if text:
-        parts.append(text.removesuffix("\n"))
     exit_ = meta.get("terminal_exit") if isinstance(meta, dict) else None
     if isinstance(exit_, dict) and exit_.get("exit_code") is not None:
-        parts.append(f"(exit code {exit_['exit_code']})")
-    return "\n".join(parts)
+        text += (
+            "" if text.endswith("\n") or not text else "\n"
+        ) + f"(exit code {exit_['exit_code']})"
+    return text
 
 
 def readable_json(value: Any) -> str:
