@@ -182,6 +182,16 @@ def test_a_rejected_command_never_runs(tmp_path: Path) -> None:
         assert len(model.turns()) == 1, "the model was not asked again: the turn ended"
         assert ed.turn_errors() == []
 
+        # :MiniMeCancel while codex's prompt is open: the prompt goes, the turn ends
+        # cancelled, and the command it asked about never runs.
+        ed.ask("touch other.txt")
+        ed.permission_win()
+        ed.nvim.command("MiniMeCancel")
+        assert ed.wait_done(2, timeout=30)["stop_reason"] == "cancelled"
+        wait_for(lambda: not ed.permission_open(), 10, message="for the prompt to close")
+        assert not Path(ed.cwd, "other.txt").exists()
+        assert len(model.turns()) == 2 and ed.turn_errors() == []
+
 
 # -- a command that runs until it is ended ------------------------------------------------------
 
