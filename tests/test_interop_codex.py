@@ -7,8 +7,12 @@ What codex 2.6 does, seen here: its shell tool is ``exec_command`` (``{"cmd": "â
 modes that ask (``read-only``, ``workspace-write``) a command the model asks to run outside the
 sandbox (``sandbox_permissions: "require_escalated"``) brings ``session/request_permission``
 with codex's own options; its output travels only in ``_meta.terminal_output_delta`` chunks
-(no rawOutput), its exit in ``_meta.terminal_exit``. scripts/setup installs it (``npm install``
-in tests/interop); without node or the package the tests are skipped, except in CI.
+(no rawOutput), its exit in ``_meta.terminal_exit``. It starts in ``agent`` ("Auto review"),
+where a reviewer model (a request asking for a JSON verdict) decides and no permission request
+comes. Its commands run in a session of their own; after a cancel, one that ran over a second
+keeps running, and its final ``tool_call_update`` comes when it ends. No login, update check or
+other network is needed beyond the model. scripts/setup installs it (``npm install`` in
+tests/interop); without node or the package the tests are skipped, except in CI.
 """
 
 from __future__ import annotations
@@ -320,11 +324,11 @@ def modes(ed: Editor) -> tuple[str, list[tuple[str, str]]]:
 
 
 # The reviewer's answer (the json_schema codex asks it for): the command may run.
-ALLOW = {"outcome": "allow", "risk_level": "low", "user_authorization": "high", "rationale": "ok"}
+APPROVE = {"outcome": "allow", "risk_level": "low", "user_authorization": "high", "rationale": "ok"}
 
 
 def test_the_shipped_read_only_mode_asks_and_auto_review_does_not(tmp_path: Path) -> None:
-    with codex_editor(tmp_path, review=ALLOW, watch=True) as (ed, model):
+    with codex_editor(tmp_path, review=APPROVE, watch=True) as (ed, model):
         ed.ask("touch asked.txt")
         assert ed.permission_text().splitlines()[0] == "touch asked.txt"
         ed.answer_permission("1")
@@ -359,3 +363,47 @@ def test_codex_starts_in_auto_review_without_a_mode(tmp_path: Path) -> None:
         ed.ask("echo hi")
         ed.wait_done(1, timeout=60)
         assert modes(ed) == ("agent", MODES)
+
+
+def test_the_library_drives_codex_without_an_editor(tmp_path: Path) -> None:
+    """``minime.connect(command=â€¦)``: the mode set, codex's permission answered by
+    ``on_permission`` with its own option id, the output gathered into the tool result."""
+    import asyncio
+
+    import minime
+
+    cwd = Path(os.path.realpath(tmp_path / "project"))
+    home = tmp_path / "codex"
+    cwd.mkdir()
+    home.mkdir()
+    asked: list[minime.PermissionRequest] = []
+
+    def allow(request: minime.PermissionRequest) -> minime.Decision:
+        asked.append(request)
+        return minime.ALLOW
+
+    async def turn(model: ModelServer) -> list[minime.Event]:
+        env = {"CODEX_HOME": str(home), "SCRIPTED_API_KEY": "scripted"}
+        client = await minime.connect(
+            command=[str(CODEX_ACP)], cwd=cwd, env=env, on_permission=allow
+        )
+        try:
+            session = await client.new_session()
+            await session.set_mode("read-only")
+            return [event async for event in session.stream("touch lib.txt && echo lib")]
+        finally:
+            await client.close()
+
+    with serving(script) as model:
+        (home / "config.toml").write_text(CONFIG.format(base_url=model.base_url))
+        events = asyncio.run(turn(model))
+    assert [r.tool_call.title for r in asked] == ["touch lib.txt && echo lib"]
+    assert [o.option_id for o in asked[0].options] == [
+        "allow_once",
+        "accept_execpolicy_amendment",
+        "cancel",
+    ]
+    (result,) = [e for e in events if e.kind == "tool_result"]
+    assert (result.status, result.output) == ("completed", "lib\n(exit code 0)")
+    assert events[-1].kind == "done" and events[-1].stop_reason == "end_turn"
+    assert (cwd / "lib.txt").exists()
