@@ -83,6 +83,8 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     assert done["e1"].output == ""
     assert done["e1"].call is not None and done["e1"].call.content[0]["type"] == "diff"
     assert done["x1"].output == "built ok\n"  # terminal output in _meta (codex)
+    # codex-acp 2.6: chunks of earlier updates gathered, the exit code from the last one.
+    assert done["x3"].output == "one\ntwo\n(exit code 2)"
     assert done["x2"].output == (
         "(the output is in the agent's terminal term-x2; this client has no terminal)"
     )

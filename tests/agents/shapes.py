@@ -9,7 +9,8 @@ example agent) and runs no model: each prompt's words pick what it sends.
 - ``codex``: a command whose ``rawOutput`` is a JSON object (``formatted_output``, ``stdout``);
 - ``edit``: an edit with diff content under the session's cwd and a 252 KB JSON rawOutput;
 - ``terminal``: terminal content without the client's terminal capability, one call with its
-  output in ``_meta`` (codex-acp), one without;
+  output in ``_meta`` (codex-acp), one without, one whose output came in earlier updates'
+  ``_meta.terminal_output_delta`` chunks (codex-acp 2.6);
 - ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
 - ``unended``: tool calls still pending / in progress when the turn ends;
 - ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
@@ -97,6 +98,15 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
             if meta is not None:
                 done["_meta"] = meta
             call_update(sid, call_id, **done)
+        # codex-acp 2.6: the output in terminal_output_delta chunks of in-progress updates,
+        # the final update with the exit code alone; the terminal content on the first only.
+        content = [{"type": "terminal", "terminalId": "x3"}]
+        call(sid, "x3", title="Run x3", kind="execute", status="in_progress", content=content)
+        for data in ("one\n", "two\n"):
+            delta = {"terminal_output_delta": {"data": data, "terminal_id": "x3"}}
+            call_update(sid, "x3", _meta=delta)
+        ended = {"terminal_exit": {"exit_code": 2, "signal": None, "terminal_id": "x3"}}
+        call_update(sid, "x3", status="failed", name="exec_command", _meta=ended)
     if "nokind" in words:
         call(sid, "k1", title="Find needle", kind="search", status="pending")
         call_update(sid, "k1", status="in_progress")

@@ -1,11 +1,14 @@
---- OpenAI Codex through Zed's ACP adapter (npm @zed-industries/codex-acp).
---- It reads OPENAI_API_KEY (or Codex's login) from the environment.
+--- OpenAI Codex through its ACP adapter (npm @agentclientprotocol/codex-acp, which brings the
+--- codex binary; formerly @zed-industries/codex-acp). It reads CODEX_API_KEY or OPENAI_API_KEY
+--- (or Codex's login), and CODEX_HOME/config.toml (~/.codex) for its model provider.
 return {
   label = "Codex (codex-acp)",
-  install = "npm install -g @zed-industries/codex-acp",
+  install = "npm install -g @agentclientprotocol/codex-acp",
   cmd = { "codex-acp" },
-  -- codex-acp starts in a mode that edits the workspace without asking ("auto" in
-  -- @zed-industries/codex-acp, "agent" in @agentclientprotocol/codex-acp); both offer
-  -- "read-only", which asks before editing files or running commands.
+  -- codex-acp 2.6 offers read-only, workspace-write, agent ("Auto review") and
+  -- agent-full-access, and starts in "agent", where no permission request ever comes: a
+  -- reviewer model decides (tests/test_interop_codex.py). "read-only" runs commands in a
+  -- read-only sandbox and asks before one runs outside it; the older
+  -- @zed-industries/codex-acp ("auto" at start) offers it too.
   mode = "read-only",
 }

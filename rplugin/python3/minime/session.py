@@ -12,7 +12,7 @@ from . import session_state
 from .errors import Busy, Error
 from .model import ConfigOption, Event, Result, SessionModes, ToolCall
 from .transport import STOP_REASON_META
-from .updates import to_event
+from .updates import terminal_chunk, to_event
 
 if TYPE_CHECKING:
     from .client import Client
@@ -36,6 +36,8 @@ class Turn:
         self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
         self.parts: list[str] = []
         self.calls: dict[str, ToolCall] = {}
+        # A command's output so far, per call, when the agent streams it in ``_meta`` chunks.
+        self.streamed: dict[str, str] = {}
         self.ended = asyncio.Event()
         self.request: asyncio.Task[None] | None = None
         self.cancel_sent = False
@@ -122,8 +124,10 @@ class Session:
 
     def on_acp_update(self, update: Any) -> None:
         turn = self._turn
-        earlier = turn.calls.get(getattr(update, "tool_call_id", None) or "") if turn else None
-        event = session_state.state_event(update) or to_event(update, earlier)
+        call_id = getattr(update, "tool_call_id", None) or ""
+        earlier = turn.calls.get(call_id) if turn else None
+        streamed = turn.streamed.get(call_id, "") if turn else ""
+        event = session_state.state_event(update) or to_event(update, earlier, streamed)
         if event is None:
             return
         session_state.follow(self, event)  # mode and config: known between turns too
@@ -131,6 +135,9 @@ class Session:
             if self._is_past(update, turn):
                 log.debug("an update for a call of an earlier turn, not shown: %s", event.kind)
                 return
+            chunk = terminal_chunk(getattr(update, "field_meta", None))
+            if chunk and call_id:
+                turn.streamed[call_id] = streamed + chunk
             turn.push(event)
         elif self.on_update is not None:
             try:

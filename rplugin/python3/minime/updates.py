@@ -36,12 +36,17 @@ def _is_diff(item: Any) -> bool:
 
 
 def tool_output(
-    raw_output: Any, content: list[Any] | None, meta: Any = None, diffed: bool = False
+    raw_output: Any,
+    content: list[Any] | None,
+    meta: Any = None,
+    diffed: bool = False,
+    streamed: str = "",
 ) -> str:
     """The text a tool call produced, wherever the agent put it: mm in ``rawOutput.output``,
     codex-acp in other fields of a JSON rawOutput, qwen-code in ``content`` (with rawOutput
-    ""), a terminal's agent in ``_meta``; otherwise a JSON rawOutput, pretty and capped,
-    unless the content has a diff (or had one earlier: ``diffed``), which says it better."""
+    ""), codex-acp 2.6 in ``_meta`` terminal chunks (``streamed``: what the call's earlier
+    updates sent); otherwise a JSON rawOutput, pretty and capped, unless the content has a
+    diff (or had one earlier: ``diffed``), which says it better."""
     known = False
     if isinstance(raw_output, dict):
         for key in OUTPUT_FIELDS:
@@ -64,8 +69,12 @@ def tool_output(
             terminals.append(terminal)
     if any(texts):
         return "".join(texts)
+    shown = _terminal_output(meta, streamed)
+    if shown:
+        return shown
     if terminals:
-        return _terminal_output(meta, terminals)
+        names = ", ".join(terminals)
+        return f"(the output is in the agent's terminal {names}; this client has no terminal)"
     if known or raw_output in (None, "", {}, []):
         return ""
     if diffed or any(_is_diff(item) for item in content or []):
@@ -75,21 +84,28 @@ def tool_output(
     return readable_json(raw_output)
 
 
-def _terminal_output(meta: Any, terminals: list[str]) -> str:
-    """Terminal content without the client's terminal capability: what the agent put in
-    ``_meta`` (codex-acp: ``terminal_output.data``, ``terminal_exit.exit_code``), else a note."""
-    parts = []
-    if isinstance(meta, dict):
-        out = meta.get("terminal_output")
-        if isinstance(out, dict) and isinstance(out.get("data"), str):
-            parts.append(out["data"])
-        exit_ = meta.get("terminal_exit")
-        if isinstance(exit_, dict) and exit_.get("exit_code") is not None:
-            parts.append(f"(exit code {exit_['exit_code']})")
-    if parts:
-        return "\n".join(parts)
-    names = ", ".join(terminals)
-    return f"(the output is in the agent's terminal {names}; this client has no terminal)"
+def terminal_chunk(meta: Any) -> str:
+    """The command output one update carries in ``_meta`` (codex-acp: ``terminal_output_delta``
+    for a client that declares nothing, ``terminal_output`` for Zed), each an append."""
+    if not isinstance(meta, dict):
+        return ""
+    for key in ("terminal_output_delta", "terminal_output"):
+        chunk = meta.get(key)
+        if isinstance(chunk, dict) and isinstance(chunk.get("data"), str):
+            return chunk["data"]
+    return ""
+
+
+def _terminal_output(meta: Any, streamed: str) -> str:
+    """A command's output from terminal chunks without the client's terminal capability: the
+    earlier ones (``streamed``) and this update's, then ``terminal_exit``'s exit code."""
+    text = streamed + terminal_chunk(meta)
+    exit_ = meta.get("terminal_exit") if isinstance(meta, dict) else None
+    if isinstance(exit_, dict) and exit_.get("exit_code") is not None:
+        text += (
+            "" if text.endswith("\n") or not text else "\n"
+        ) + f"(exit code {exit_['exit_code']})"
+    return text
 
 
 def readable_json(value: Any) -> str:
@@ -117,9 +133,10 @@ def _tool_call(update: Any, kind: str = "other") -> ToolCall:
     )
 
 
-def to_event(update: Any, earlier: ToolCall | None = None) -> Event | None:
+def to_event(update: Any, earlier: ToolCall | None = None, streamed: str = "") -> Event | None:
     """One event per update; None for the kinds a turn does not show (modes, commands, …).
-    ``earlier``: the call as the turn knows it, for an update that names only what changed."""
+    ``earlier``: the call as the turn knows it, for an update that names only what changed;
+    ``streamed``: the terminal output its earlier updates carried (:func:`terminal_chunk`)."""
     kind = getattr(update, "session_update", None)
     if kind == "agent_message_chunk":
         return Event(kind="text", text=_block_text(update.content), message_id=update.message_id)
@@ -141,6 +158,7 @@ def to_event(update: Any, earlier: ToolCall | None = None) -> Event | None:
                     update.content,
                     update.field_meta,
                     diffed=earlier is not None and any(_is_diff(c) for c in earlier.content),
+                    streamed=streamed,
                 ),
             )
         return Event(kind="tool_call", call=call)
