@@ -720,3 +720,47 @@ def test_past_max_lines_the_oldest_turns_leave_with_a_note(nvim):
     )
     assert closed == [row, row + 3]
     assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
+
+
+def test_folds_kept_up_edit_by_edit_are_each_tool_with_its_body(nvim):
+    """Tool lines added and completed one batch at a time (interleaved, some without a body,
+    text between): after all those edits each tool with a body is one closed fold from its
+    line to its last body line, and nothing else is folded (foldexpr answers row by row after
+    an edit and from all the regions on a full pass: ui/turn/folds.lua)."""
+    apply(nvim, begin())
+    rng = random.Random(7)
+    for batch in range(12):
+        calls = [f"b{batch}t{i}" for i in range(rng.randint(3, 25))]
+        apply(
+            nvim, *[{"kind": "tool_call", "id": c, "title": c, "status": "pending"} for c in calls]
+        )
+        rng.shuffle(calls)
+        results = [
+            {
+                "kind": "tool_result",
+                "id": c,
+                "status": "completed",
+                "output": "x\n" * rng.randint(0, 3),
+            }
+            for c in calls
+        ]
+        apply(
+            nvim,
+            *results[: len(results) // 2],
+            text(f"between {batch}\n"),
+            *results[len(results) // 2 :],
+        )
+    win = get(nvim)["win"]
+    ls = lines(nvim)
+    expected = [(0, -1, -1)] * len(ls)
+    row = 0
+    while row < len(ls):
+        end = row
+        if ls[row].startswith("⚙ "):
+            while end + 1 < len(ls) and ls[end + 1].startswith("    "):
+                end += 1
+        if end > row:
+            expected[row : end + 1] = [(1, row + 1, end + 1)] * (end - row + 1)
+        row = end + 1
+    assert sum(1 for line in ls if line.startswith("⚙ ")) > 100
+    assert folds(nvim, win) == expected
