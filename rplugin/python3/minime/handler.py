@@ -47,7 +47,7 @@ class Handler:
         session.announce_call(_tool_call(tool_call, kind=""))
         request = PermissionRequest(
             session_id=session.session_id,
-            tool_call=_tool_call(tool_call),
+            tool_call=session.filled_call(_tool_call(tool_call, kind="")),
             options=[
                 PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in options
             ],
