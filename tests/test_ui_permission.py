@@ -305,6 +305,42 @@ def test_a_diff_path_reads_relative_to_the_cwd(nvim):
     assert lines[lines.index("--- /etc/hosts") + 1] == "+++ /etc/hosts"  # outside: as it is
 
 
+def test_a_diff_without_old_text_over_an_existing_file_compares_with_it(nvim, tmp_path):
+    """claude-agent-acp's Write asks with oldText null over an existing file: shown as a new
+    file, the prompt hid what the write replaces. A file under the cwd is compared with the
+    editor's text of it (a loaded buffer's unsaved lines, else the disk); a file outside the
+    cwd, or one that does not exist, stays a new file (nothing outside is read)."""
+    project, outside = tmp_path / "project", tmp_path / "outside.txt"
+    project.mkdir()
+    (project / "disk.txt").write_text("on disk\n")
+    (project / "open.txt").write_text("saved\n")
+    outside.write_text("secret\n")
+    nvim.command(f"edit {project / 'open.txt'}")
+    nvim.current.buffer[:] = ["unsaved"]
+    content = [
+        {"type": "diff", "path": str(project / "disk.txt"), "oldText": None, "newText": "new\n"},
+        {"type": "diff", "path": str(project / "open.txt"), "newText": "new\n"},
+        {"type": "diff", "path": str(outside), "oldText": None, "newText": "new\n"},
+        {"type": "diff", "path": str(project / "fresh.txt"), "oldText": None, "newText": "x\n"},
+    ]
+    ask(nvim, request(cwd=str(project), content=content))
+    lines = shown(nvim)
+    note = "(the agent sent no old text: compared with the file as it is now)"
+    for name, before in (("disk.txt", "-on disk"), ("open.txt", "-unsaved")):
+        at = lines.index(f"--- a/{name}")
+        assert lines[at : at + 6] == [
+            f"--- a/{name}",
+            f"+++ b/{name}",
+            note,
+            "@@ -1 +1 @@",
+            before,
+            "+new",
+        ]
+    assert lines[lines.index("--- /dev/null") + 1] == f"+++ {outside}"
+    assert "-secret" not in lines
+    assert lines.count("--- /dev/null") == 2 and "+++ b/fresh.txt" in lines
+
+
 ODD_REQUESTS = {
     "newline in a rawInput key": (
         {"input": {"pa\nth": "v"}},

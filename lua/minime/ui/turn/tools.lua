@@ -266,7 +266,11 @@ local function on_tool(t, ev, result)
   local output = ev.output ~= nil and ev.output ~= vim.NIL
   if diffs and not result and not tool.diffs then
     tool.diffs = true
-    set_body(t, tool, "output", output_lines(nil, diffs, t.cwd))
+    -- Asked about, not yet written: a diff without oldText is compared with the file as it is.
+    local asked = vim.tbl_map(function(item)
+      return type(item) == "table" and diff.with_current(item, t.cwd) or item
+    end, diffs)
+    set_body(t, tool, "output", output_lines(nil, asked, t.cwd))
   elseif result and (output or diffs) then
     tool.diffs = tool.diffs or diffs ~= nil
     set_body(t, tool, "output", output_lines(ev.output, diffs, t.cwd))
