@@ -253,6 +253,9 @@ local function on_tool(t, ev, result)
     tool.status = "completed"
   end
   draw_header(t, tool, new_row or header_row(t, tool))
+  if not result then
+    require("minime.ui.permission").call_update(t.cwd, tool.id, ev.input)
+  end
   local diffs = type(ev.diffs) == "table" and #ev.diffs > 0 and ev.diffs or nil
   if not result and tool.input_n == 0 then
     local lines = input_lines(ev.input)
