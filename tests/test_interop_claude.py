@@ -257,8 +257,15 @@ def test_claude_mode_switches_and_the_one_it_changes_itself(tmp_path: Path) -> N
         assert claude.wire("in", "session/set_mode")[1]["params"]["modeId"] == "plan"
 
         ed.ask("make a plan")
-        shown = ed.permission_text().splitlines()
-        # claude asks with nothing but a title; the plan came in the call's earlier update.
+        # claude asks with nothing but a title; the plan comes in the call's update, sent just
+        # before the request or just after it.
+        shown = wait_for(
+            lambda: (
+                "plan: " in ed.permission_text().splitlines() and ed.permission_text().splitlines()
+            ),
+            10,
+            message="for the plan in the prompt",
+        )
         (asked,) = claude.wire("out", "session/request_permission")
         assert asked["params"]["toolCall"]["content"] == []
         assert shown[0] == "Approve Plan"
@@ -273,6 +280,14 @@ def test_claude_mode_switches_and_the_one_it_changes_itself(tmp_path: Path) -> N
         updates = [m["params"]["update"] for m in claude.wire("out", "session/update")]
         assert {"sessionUpdate": "current_mode_update", "currentModeId": "default"} in updates
         wait_title(ed, "mode: Manual")
+        assert (
+            ed.turn_text()
+            .rstrip()
+            .endswith(
+                "All done: User has approved exiting plan mode. You can now proceed.\n\n"
+                "■ done (end_turn) · tokens: 24 input, 10 output, 34 total"
+            )
+        )
         assert ed.lua("return require('minime.status').statusline()") == "minime · mode: Manual"
         assert ed.turn_errors() == []
 

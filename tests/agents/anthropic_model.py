@@ -216,12 +216,16 @@ def _text(content: Any) -> str:
 
 
 def last_tool(messages: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """(tool name, result text) when the last message answers a ``tool_use``, else None."""
+    """(tool name, result text) when the last message answers a ``tool_use``, else None.
+    Claude Code puts notes of its own after it, as ``system`` messages: those are skipped."""
+    while messages and messages[-1].get("role") == "system":
+        messages = messages[:-1]
     if not messages or messages[-1].get("role") != "user":
         return None
     blocks = _blocks(messages[-1])
     results = [b for b in blocks if b.get("type") == "tool_result"]
-    if not results or any(_prompted(b) for b in blocks):
+    interrupted = any(str(b.get("text", "")).startswith("[Request interrupted") for b in blocks)
+    if not results or (interrupted and any(_prompted(b) for b in blocks)):
         return None  # a new prompt rides with the result of a call a cancel stopped
     wanted = results[-1].get("tool_use_id")
     for message in reversed(messages):
