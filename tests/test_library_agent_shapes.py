@@ -73,6 +73,20 @@ def test_chunks_carry_their_message_id(tmp_path: Path) -> None:
     ]
 
 
+def test_a_turns_text_keeps_its_messages_apart(tmp_path: Path) -> None:
+    """Result.text glued two messages into one line (``…hello.txt.All done…``, claude's text
+    before and after a tool): a new messageId starts a new paragraph."""
+
+    async def main() -> minime.Result:
+        client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=tmp_path)
+        try:
+            return await (await client.new_session()).complete("messages")
+        finally:
+            await client.close()
+
+    assert asyncio.run(main()).text == "I wrote hello.txt.\n\n\nAll done, bye."
+
+
 def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     events = asyncio.run(events_of("qwen codex edit terminal nokind", tmp_path))
     done = results(events)

@@ -305,6 +305,69 @@ def test_a_diff_path_reads_relative_to_the_cwd(nvim):
     assert lines[lines.index("--- /etc/hosts") + 1] == "+++ /etc/hosts"  # outside: as it is
 
 
+def test_a_diff_without_old_text_over_an_existing_file_compares_with_it(nvim, tmp_path):
+    """claude-agent-acp's Write asks with oldText null over an existing file: shown as a new
+    file, the prompt hid what the write replaces. A file under the cwd is compared with the
+    editor's text of it (a loaded buffer's unsaved lines, else the disk); a file outside the
+    cwd, or one that does not exist, stays a new file (nothing outside is read)."""
+    project, outside = tmp_path / "project", tmp_path / "outside.txt"
+    project.mkdir()
+    (project / "disk.txt").write_text("on disk\n")
+    (project / "open.txt").write_text("saved\n")
+    outside.write_text("secret\n")
+    nvim.command(f"edit {project / 'open.txt'}")
+    nvim.current.buffer[:] = ["unsaved"]
+    content = [
+        {"type": "diff", "path": str(project / "disk.txt"), "oldText": None, "newText": "new\n"},
+        {"type": "diff", "path": str(project / "open.txt"), "newText": "new\n"},
+        {"type": "diff", "path": str(outside), "oldText": None, "newText": "new\n"},
+        {"type": "diff", "path": str(project / "fresh.txt"), "oldText": None, "newText": "x\n"},
+    ]
+    ask(nvim, request(cwd=str(project), content=content))
+    lines = shown(nvim)
+    note = "(the agent sent no old text: compared with the file as it is now)"
+    for name, before in (("disk.txt", "-on disk"), ("open.txt", "-unsaved")):
+        at = lines.index(f"--- a/{name}")
+        assert lines[at : at + 6] == [
+            f"--- a/{name}",
+            f"+++ b/{name}",
+            note,
+            "@@ -1 +1 @@",
+            before,
+            "+new",
+        ]
+    assert lines[lines.index("--- /dev/null") + 1] == f"+++ {outside}"
+    assert "-secret" not in lines
+    assert lines.count("--- /dev/null") == 2 and "+++ b/fresh.txt" in lines
+
+
+def test_a_later_update_of_the_call_fills_a_prompt_that_asked_with_nothing(nvim):
+    """claude-agent-acp asks to approve a plan with an empty toolCall and may send the plan
+    (the call's rawInput) just after: the prompt showed only "Approve Plan" for good."""
+    plan = {"plan": "1. Write out.txt\n2. Check it"}
+    asked = request(call_id="toolu_1", title="Approve Plan", tool_kind="switch_mode", input={})
+    ask(nvim, asked)
+    ask(nvim, request("r2", call_id="toolu_2", input={}))  # waiting: filled too, when shown
+    before = shown(nvim)
+    assert "plan: " not in before
+    update = "require('minime.ui.permission').call_update(...)"
+    nvim.exec_lua(update, "/tmp/proj", "toolu_other", plan)  # another call: nothing
+    nvim.exec_lua(update, "/elsewhere", "toolu_1", plan)  # another cwd: nothing
+    assert shown(nvim) == before
+    nvim.exec_lua(update, "/tmp/proj", "toolu_1", plan)
+    lines = shown(nvim)
+    assert lines[lines.index("plan: ") + 1 :][:2] == ["  1. Write out.txt", "  2. Check it"]
+    nvim.exec_lua(update, "/tmp/proj", "toolu_1", {"plan": "changed"})
+    assert "  changed" not in shown(nvim), "what it asked about stays as asked"
+    # The options moved down; their keys still answer them.
+    cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(0)[1]")
+    assert lines[cursor - 1] == "1. Allow — allow once"
+    nvim.input("<CR>")
+    wait_for(lambda: answers(nvim) == [["r1", "allow"]])
+    nvim.exec_lua(update, "/tmp/proj", "toolu_2", {"command": "make"})
+    assert "command: make" in wait_for(lambda: shown(nvim))
+
+
 ODD_REQUESTS = {
     "newline in a rawInput key": (
         {"input": {"pa\nth": "v"}},

@@ -28,6 +28,11 @@ local function str(x)
   return type(x) == "string" and x or ""
 end
 
+-- No oldText: a new file, as ACP has it.
+local function no_old(item)
+  return item.oldText == nil or item.oldText == vim.NIL
+end
+
 --- `path` relative to `cwd` when under it, else as it is.
 ---@param path string
 ---@param cwd? string
@@ -52,9 +57,56 @@ function M.header(item, cwd)
     return relative and prefix .. path or path
   end
   return {
-    "--- " .. ((item.oldText == nil or item.oldText == vim.NIL) and "/dev/null" or side("a/")),
+    "--- " .. (no_old(item) and "/dev/null" or side("a/")),
     "+++ " .. side("b/"),
   }
+end
+
+-- The text of `real` as the editor has it: its loaded buffer's lines, else the disk (nil when
+-- neither, or when it is larger than MAX_BYTES: not diffed anyway).
+local function current_text(real)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_is_loaded(buf) and vim.api.nvim_buf_get_name(buf) or ""
+    if name ~= "" and vim.bo[buf].buftype == "" and vim.uv.fs_realpath(name) == real then
+      local eol = vim.bo[buf].eol or vim.bo[buf].fixeol
+      local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      return table.concat(lines, "\n") .. (eol and "\n" or "")
+    end
+  end
+  local stat = vim.uv.fs_stat(real)
+  if not stat or stat.type ~= "file" or stat.size > M.MAX_BYTES then
+    return nil
+  end
+  local fd = vim.uv.fs_open(real, "r", 0)
+  if not fd then
+    return nil
+  end
+  local data = vim.uv.fs_read(fd, stat.size, 0)
+  vim.uv.fs_close(fd)
+  return data
+end
+
+--- `item` as the float should compare it. An item without oldText means a new file, but
+--- claude-agent-acp's Write sends none over an existing file too (it does not read the file
+--- before asking): when `item.path` is a file under `cwd` (symlinks resolved), the copy returned
+--- compares against its text as the editor has it now (unsaved edits included), and says so.
+---@param item table
+---@param cwd? string
+---@return table
+function M.with_current(item, cwd)
+  local path, root = str(item.path), type(cwd) == "string" and vim.uv.fs_realpath(cwd)
+  if not no_old(item) or path:sub(1, 1) ~= "/" or not root then
+    return item
+  end
+  local real = vim.uv.fs_realpath(path)
+  if not real or real:sub(1, #root + 1) ~= root .. "/" then
+    return item
+  end
+  local text = current_text(real)
+  if text == nil then
+    return item
+  end
+  return vim.tbl_extend("force", item, { oldText = text, current = true })
 end
 
 --- The unified diff of one item: its header, then the hunks.
@@ -63,6 +115,9 @@ end
 ---@return string[]
 function M.lines(item, cwd)
   local lines = M.header(item, cwd)
+  if item.current then
+    lines[#lines + 1] = "(the agent sent no old text: compared with the file as it is now)"
+  end
   local old, new = str(item.oldText), str(item.newText)
   -- Without a final newline on both sides, the last line would show as changed.
   if old ~= "" and old:sub(-1) ~= "\n" then
@@ -72,7 +127,7 @@ function M.lines(item, cwd)
     new = new .. "\n"
   end
   if #old + #new > M.MAX_BYTES then
-    local new_file = item.oldText == nil or item.oldText == vim.NIL
+    local new_file = no_old(item)
     lines[#lines + 1] = M.too_large(not new_file and #old or nil, #new)
     return lines
   end

@@ -1,7 +1,7 @@
 --- Permission prompts: one float at a time, the others wait in a queue.
 ---
 --- `open(req, on_answer)` with
----   req = {id, cwd, session_id, title, tool_kind, input = table|nil,
+---   req = {id, cwd, session_id, call_id, title, tool_kind, input = table|nil,
 ---          content = {{type="diff", path, oldText, newText} | {type="text", text} | ...},
 ---          options = {{option_id, name, kind}, ...}, timeout = seconds|nil, skipped = {text}}
 --- shows the request and the agent's own options, numbered in the order sent, each with what
@@ -184,22 +184,32 @@ local function map_keys(p, first)
   end
 end
 
+--- The prompt's request drawn into its buffer, its keys mapped: (its lines, the row before
+--- the first option).
+---@param p minime.permission.Prompt
+---@return string[] lines, integer first
+local function fill(p)
+  local lines, marks, first, has_diff = view.render(p.req)
+  vim.bo[p.buf].modifiable = true
+  api.nvim_buf_set_lines(p.buf, 0, -1, false, lines)
+  api.nvim_buf_clear_namespace(p.buf, ns, 0, -1)
+  for _, m in ipairs(marks) do
+    local opts = { end_col = m[3], hl_group = m[4], strict = false }
+    api.nvim_buf_set_extmark(p.buf, ns, m[1], m[2], opts)
+  end
+  vim.bo[p.buf].modifiable = false
+  if has_diff then
+    vim.bo[p.buf].filetype = "diff"
+  end
+  map_keys(p, first)
+  return lines, first
+end
+
 ---@param p minime.permission.Prompt
 ---@param answering? boolean the user just answered the previous prompt in its float
 local function show(p, answering)
-  local lines, marks, first, has_diff = view.render(p.req)
-  local buf = window.scratch("permission")
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  for _, m in ipairs(marks) do
-    local opts = { end_col = m[3], hl_group = m[4], strict = false }
-    api.nvim_buf_set_extmark(buf, ns, m[1], m[2], opts)
-  end
-  vim.bo[buf].modifiable = false
-  if has_diff then
-    vim.bo[buf].filetype = "diff"
-  end
-  p.buf = buf
-  map_keys(p, first)
+  p.buf = window.scratch("permission")
+  local lines, first = fill(p)
   local timeout = tonumber(p.req.timeout)
   if timeout and timeout > 0 then
     p.deadline = now_ms() + timeout * 1000
@@ -214,10 +224,10 @@ local function show(p, answering)
       end
     end)
   end
-  local ok, win = pcall(api.nvim_open_win, buf, enter, win_config(p, lines))
+  local ok, win = pcall(api.nvim_open_win, p.buf, enter, win_config(p, lines))
   if not ok and enter then
     enter, p.live_at = false, nil
-    win = api.nvim_open_win(buf, false, win_config(p, lines))
+    win = api.nvim_open_win(p.buf, false, win_config(p, lines))
   elseif not ok then
     error(win, 0)
   end
@@ -301,6 +311,52 @@ function M.open(req, on_answer)
     retitle()
   else
     show_next()
+  end
+end
+
+--- Draw a shown prompt again after its request changed (same buffer and window).
+---@param p minime.permission.Prompt
+local function redraw(p)
+  local lines, first = fill(p) -- the options moved down: their keys too
+  if p.win and api.nvim_win_is_valid(p.win) then
+    api.nvim_win_set_config(p.win, win_config(p, lines))
+    pcall(api.nvim_win_set_cursor, p.win, { math.min(first + 1, #lines), 0 })
+  end
+end
+
+local function empty(value)
+  return value == nil or value == vim.NIL or (type(value) == "table" and next(value) == nil)
+end
+
+--- What the agent said of call `call_id` after asking about it: a prompt (shown or waiting)
+--- that asked with no input gets `input`. claude-agent-acp asks to approve a plan with an empty
+--- toolCall and may send the plan (the call's rawInput) just after the request.
+---@param cwd string
+---@param call_id string
+---@param input any
+function M.call_update(cwd, call_id, input)
+  if empty(input) or type(input) ~= "table" then
+    return
+  end
+  local function fill(p)
+    local req = p.req
+    if p.done or view.str(req.cwd) ~= cwd or view.str(req.call_id) ~= call_id then
+      return false
+    end
+    if not empty(req.input) then
+      return false -- what it asked about stays as asked
+    end
+    req.input = input
+    return true
+  end
+  for _, p in ipairs(queue) do
+    fill(p)
+  end
+  if current and fill(current) and current.buf and api.nvim_buf_is_valid(current.buf) then
+    local ok, err = pcall(redraw, current)
+    if not ok then
+      record("a permission prompt could not be redrawn", err)
+    end
   end
 end
 

@@ -152,7 +152,8 @@ function M.render(req)
     if type(item) ~= "table" then
       add(window.oneline(item))
     elseif item.type == "diff" then
-      vim.list_extend(lines, require("minime.ui.diff").lines(item, req.cwd))
+      local diff = require("minime.ui.diff")
+      vim.list_extend(lines, diff.lines(diff.with_current(item, req.cwd), req.cwd))
     elseif item.type == "text" or item.type == "content" then
       local text = item.text or (type(item.content) == "table" and item.content.text)
       vim.list_extend(lines, split(str(text)))

@@ -47,12 +47,12 @@ class Handler:
         session.announce_call(_tool_call(tool_call, kind=""))
         request = PermissionRequest(
             session_id=session.session_id,
-            tool_call=_tool_call(tool_call),
+            tool_call=session.filled_call(_tool_call(tool_call, kind="")),
             options=[
                 PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in options
             ],
         )
-        task = asyncio.ensure_future(decide(self._owner.on_permission, request))
+        task = asyncio.ensure_future(self._decide(session, request))
         session.pending_permissions.add(task)
         try:
             option_id = await task
@@ -68,6 +68,12 @@ class Handler:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=option_id)
         )
+
+    async def _decide(self, session: Any, request: PermissionRequest) -> str | None:
+        # The SDK runs each message in a task of its own: an update sent just before the
+        # request may be handled after it, before this task starts (claude's plan approval).
+        request.tool_call = session.filled_call(request.tool_call)
+        return await decide(self._owner.on_permission, request)
 
     async def read_text_file(
         self,

@@ -93,7 +93,8 @@ class Event(msgspec.Struct, kw_only=True):
 
 
 class Result(msgspec.Struct):
-    """A finished turn: the whole answer, why it stopped, and the tokens used (None if unsent)."""
+    """A finished turn: the whole answer (its messages, when the agent sent several, each
+    after a blank line), why it stopped, and the tokens used (None if unsent)."""
 
     text: str
     stop_reason: str

@@ -35,6 +35,7 @@ class Turn:
         self.prompt = prompt
         self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
         self.parts: list[str] = []
+        self._message_id: str | None = None  # of the last text chunk
         self.calls: dict[str, ToolCall] = {}
         # A command's output so far, per call, when the agent streams it in ``_meta`` chunks.
         self.streamed: dict[str, str] = {}
@@ -53,6 +54,10 @@ class Turn:
                 event.kind = "tool_update"  # agents send a call's tool_call again (mm: twice)
             event.call = self.known_call(event.call)
         if event.kind == "text":
+            mid = event.message_id
+            if self.parts and mid is not None and self._message_id not in (None, mid):
+                self.parts.append("\n\n")  # a new message (claude: text, a tool, more text)
+            self._message_id = mid if mid is not None else self._message_id
             self.parts.append(event.text)
         self.queue.put_nowait(event)
 
@@ -156,6 +161,24 @@ class Session:
         turn = self._turn
         if turn is not None and turn.request is not None and call.id not in turn.calls:
             turn.push(Event(kind="tool_call", call=call))
+
+    def filled_call(self, call: ToolCall) -> ToolCall:
+        """The call a permission request names, with what the running turn already knows of
+        it where the request says nothing: claude-agent-acp asks to approve a plan with empty
+        rawInput and content (the plan came in the call's earlier tool_call_update)."""
+        turn = self._turn
+        before = turn.calls.get(call.id) if turn is not None else None
+        if before is None:
+            call.kind = call.kind or "other"  # ACP's default
+            return call
+        return ToolCall(
+            id=call.id,
+            title=call.title or before.title,
+            kind=call.kind or before.kind or "other",
+            status=call.status or before.status,
+            input=call.input if call.input not in (None, {}) else before.input,
+            content=call.content or before.content,
+        )
 
     def _is_past(self, update: Any, turn: Turn) -> bool:
         """A tool_call_update for a call of an earlier turn that this turn does not have (the

@@ -253,6 +253,9 @@ local function on_tool(t, ev, result)
     tool.status = "completed"
   end
   draw_header(t, tool, new_row or header_row(t, tool))
+  if not result then
+    require("minime.ui.permission").call_update(t.cwd, tool.id, ev.input)
+  end
   local diffs = type(ev.diffs) == "table" and #ev.diffs > 0 and ev.diffs or nil
   if not result and tool.input_n == 0 then
     local lines = input_lines(ev.input)
@@ -266,7 +269,11 @@ local function on_tool(t, ev, result)
   local output = ev.output ~= nil and ev.output ~= vim.NIL
   if diffs and not result and not tool.diffs then
     tool.diffs = true
-    set_body(t, tool, "output", output_lines(nil, diffs, t.cwd))
+    -- Asked about, not yet written: a diff without oldText is compared with the file as it is.
+    local asked = vim.tbl_map(function(item)
+      return type(item) == "table" and diff.with_current(item, t.cwd) or item
+    end, diffs)
+    set_body(t, tool, "output", output_lines(nil, asked, t.cwd))
   elseif result and (output or diffs) then
     tool.diffs = tool.diffs or diffs ~= nil
     set_body(t, tool, "output", output_lines(ev.output, diffs, t.cwd))

@@ -62,6 +62,7 @@ class Prompts:
                 "id": prompt_id,
                 "cwd": cwd,
                 "session_id": request.session_id,
+                "call_id": clean(call.id),
                 "title": clean(call.title),
                 "tool_kind": call.kind,
                 "input": clean_all(call.input),

@@ -1,0 +1,264 @@
+"""A scripted model behind Anthropic's ``POST /v1/messages`` on loopback, so that a real agent
+that talks to Claude over HTTP (claude-agent-acp, through ``ANTHROPIC_BASE_URL``) acts without
+one.
+
+The test gives ``script(messages) -> Reply``: the messages of each request that offers tools
+(the agent's own loop) in, the assistant's next step out (text, or one ``tool_use``). Requests
+without tools are Claude Code's side questions (a title for the session, a topic check): they
+get ``side_text``. Token counting (``/v1/messages/count_tokens``) gets a count. Every request —
+path and body — is kept in ``requests``, so a test can assert what the agent told its model
+(e.g. a command's output). Streaming requests get Anthropic's server-sent events
+(``message_start``, ``content_block_*``, ``message_delta``, ``message_stop``); others one JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """The model's next step: ``text``, then (if ``tool``) a ``tool_use`` of ``tool``."""
+
+    text: str = ""
+    tool: str | None = None
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+Script = Callable[[list[dict[str, Any]]], Reply]
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: dict[str, Any]
+
+
+class ModelServer:
+    def __init__(self, script: Script, side_text: str = "Scripted") -> None:
+        self.script = script
+        self.side_text = side_text
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._http.daemon_threads = True
+
+    @property
+    def base_url(self) -> str:
+        """What ``ANTHROPIC_BASE_URL`` is set to (the SDK appends ``/v1/messages``)."""
+        return f"http://127.0.0.1:{self._http.server_address[1]}"
+
+    def turns(self) -> list[dict[str, Any]]:
+        """The bodies of the agent-loop requests (those that offered tools), in order."""
+        with self._lock:
+            return [r.body for r in self.requests if r.body.get("tools")]
+
+    def tool_results(self) -> list[str]:
+        """The text of every ``tool_result`` the agent sent its model, in order, once each."""
+        seen: list[str] = []
+        for body in self.turns():
+            for message in body.get("messages", []):
+                for block in _blocks(message):
+                    if block.get("type") == "tool_result":
+                        text = _text(block.get("content"))
+                        if text not in seen:
+                            seen.append(text)
+        return seen
+
+    def _next_id(self, prefix: str) -> str:
+        with self._lock:
+            return f"{prefix}_scripted_{next(self._ids)}"
+
+    def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(Request(method, path, body))
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # http.server calls it by this name
+                server._record("GET", self.path, {})
+                self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
+
+            def do_HEAD(self) -> None:
+                server._record("HEAD", self.path, {})
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def do_POST(self) -> None:
+                size = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(size) if size else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"raw": raw.decode("utf-8", "replace")}
+                path = self.path.split("?", 1)[0]
+                server._record("POST", self.path, body)
+                if path.endswith("/count_tokens"):
+                    self._json(200, {"input_tokens": 12})
+                    return
+                if not path.endswith("/v1/messages"):
+                    self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
+                    return
+                if body.get("tools"):
+                    reply = server.script(body.get("messages") or [])
+                else:
+                    reply = Reply(text=server.side_text)
+                content = _content(reply, server._next_id("toolu"))
+                stop = "tool_use" if reply.tool else "end_turn"
+                message = {
+                    "id": server._next_id("msg"),
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", "scripted"),
+                    "content": content,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 12, "output_tokens": 5},
+                }
+                if body.get("stream"):
+                    self._stream(message)
+                else:
+                    self._json(200, message)
+
+            def _json(self, status: int, value: Any) -> None:
+                data = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, message: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for event in _events(message):
+                    line = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+                    self.wfile.write(line.encode())
+                    self.wfile.flush()
+
+        return Handler
+
+
+def _content(reply: Reply, tool_id: str) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    if reply.text:
+        content.append({"type": "text", "text": reply.text})
+    if reply.tool:
+        content.append(
+            {"type": "tool_use", "id": tool_id, "name": reply.tool, "input": reply.input}
+        )
+    return content
+
+
+def _events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The message as Anthropic streams it: text in two deltas, a tool's input as JSON."""
+    start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 12}}
+    yield {"type": "message_start", "message": start}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            }
+            text = block["text"]
+            for part in (text[: len(text) // 2], text[len(text) // 2 :]):
+                delta = {"type": "text_delta", "text": part}
+                yield {"type": "content_block_delta", "index": index, "delta": delta}
+        else:
+            opened = {**block, "input": {}}
+            yield {"type": "content_block_start", "index": index, "content_block": opened}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            yield {"type": "content_block_delta", "index": index, "delta": delta}
+        yield {"type": "content_block_stop", "index": index}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": 5},
+    }
+    yield {"type": "message_stop"}
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, dict)]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return json.dumps(content)
+
+
+def last_tool(messages: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(tool name, result text) when the last message answers a ``tool_use``, else None.
+    Claude Code puts notes of its own after it, as ``system`` messages: those are skipped."""
+    while messages and messages[-1].get("role") == "system":
+        messages = messages[:-1]
+    if not messages or messages[-1].get("role") != "user":
+        return None
+    blocks = _blocks(messages[-1])
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    interrupted = any(str(b.get("text", "")).startswith("[Request interrupted") for b in blocks)
+    if not results or (interrupted and any(_prompted(b) for b in blocks)):
+        return None  # a new prompt rides with the result of a call a cancel stopped
+    wanted = results[-1].get("tool_use_id")
+    for message in reversed(messages):
+        for block in _blocks(message):
+            if block.get("type") == "tool_use" and block.get("id") == wanted:
+                return block["name"], _text(results[-1].get("content"))
+    return None
+
+
+def _prompted(block: dict[str, Any]) -> bool:
+    """A text block the user typed (not Claude Code's own notes: reminders, interruptions)."""
+    text = block.get("text", "") if block.get("type") == "text" else ""
+    return bool(text.strip()) and not text.startswith(("<system-reminder>", "[Request interrupted"))
+
+
+def user_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the last user message that is not a tool result (the prompt this answers)."""
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            continue
+        texts = [b["text"] for b in _blocks(message) if _prompted(b)]
+        if texts:
+            return "\n".join(texts)
+    return ""
+
+
+@contextmanager
+def serving(script: Script, side_text: str = "Scripted") -> Iterator[ModelServer]:
+    server = ModelServer(script, side_text)
+    thread = threading.Thread(target=server._http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server._http.shutdown()
+        server._http.server_close()
