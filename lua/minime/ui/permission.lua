@@ -15,6 +15,7 @@
 --- The float never takes focus from someone typing (permission_focus.lua: when it may, the key
 --- delay, the notice when it may not); a float whose keys do not work yet has its footer dimmed.
 local focus = require("minime.ui.permission_focus")
+local prompts = require("minime.ui.permission_queue")
 local view = require("minime.ui.permission_view")
 local window = require("minime.ui.window")
 
@@ -22,9 +23,9 @@ local api = vim.api
 
 local M = {}
 
--- Its size and border (the float shrinks to its text): fractions (<= 1) of the editor, or
--- cells. Its behaviour (focus, key_delay, idle) is the `permission` option, read when needed.
-local LAYOUT = { width = 0.7, height = 0.8, border = "rounded" }
+-- Its size and look: permission_view.win_config; who is pending: permission_queue; when it may
+-- take focus: permission_focus. Its behaviour (focus, key_delay, idle) is the `permission`
+-- option, read when needed.
 
 --- Errors raised by on_answer callbacks (they are also notified).
 ---@type string[]
@@ -42,11 +43,6 @@ M.errors = {}
 ---@field prev_win? integer
 ---@field done? boolean
 
----@type minime.permission.Prompt[]
-local queue = {}
----@type minime.permission.Prompt?
-local current
-
 local ns = api.nvim_create_namespace("minime.permission")
 
 local now_ms, live = focus.now_ms, focus.live
@@ -55,40 +51,8 @@ local now_ms, live = focus.now_ms, focus.live
 M.busy = focus.busy
 
 local function win_config(p, lines)
-  local widest = 0
-  for _, l in ipairs(lines) do
-    widest = math.max(widest, api.nvim_strwidth(l))
-  end
-  local n = #view.options(p.req)
-  local footer = n > 0 and (" 1-%d choose · "):format(math.min(n, 9)) or " "
-  if view.remember_option(p.req) then
-    footer = footer .. "a allow again · "
-  end
-  footer = footer .. "q reject "
-  local title = " minime · permission "
-  if #queue > 0 then
-    title = title .. ("(+%d waiting) "):format(#queue)
-  end
-  if p.deadline then
-    local left = math.max(0, math.ceil((p.deadline - now_ms()) / 1000))
-    title = title .. ("· rejected in %d s "):format(left)
-  end
-  local c = LAYOUT
-  local aw = window.area()
-  local fit = math.max(widest + 1, 40, api.nvim_strwidth(footer) + 2, api.nvim_strwidth(title) + 2)
-  local width = math.min(window.size(c.width, aw, 40), fit)
-  local cfg = window.centered({
-    width = width,
-    height = c.height,
-    border = c.border,
-    zindex = 60,
-    title = title,
-    footer = footer,
-  }, #lines)
-  if cfg.footer and not live(p) then
-    cfg.footer = { { footer, "Comment" } } -- dimmed: its keys do not work yet
-  end
-  return cfg
+  local left = p.deadline and math.max(0, math.ceil((p.deadline - now_ms()) / 1000))
+  return view.win_config(p.req, lines, { waiting = #prompts.waiting, live = live(p), left = left })
 end
 
 --- Keep an error in M.errors and tell the user `what` went wrong.
@@ -136,7 +100,9 @@ local function answer(p, option_id, remember, reason)
     return
   end
   p.done = true
-  current = nil
+  if prompts.shown == p then
+    prompts.shown = nil
+  end
   local answering = teardown(p)
   local ok, err = pcall(p.on_answer, option_id, remember, reason)
   if not ok then
@@ -219,7 +185,7 @@ local function show(p, answering)
   local enter = focus.may_enter(answering)
   if enter then
     focus.start_delay(p, function()
-      if not p.done and current == p then
+      if not p.done and prompts.shown == p then
         retitle()
       end
     end)
@@ -254,22 +220,23 @@ end
 
 ---@param answering? boolean
 show_next = function(answering)
-  while not current and #queue > 0 do
-    local p = table.remove(queue, 1)
-    current = p
+  local p = prompts.show_next()
+  while p do
     local ok, err = pcall(show, p, answering)
     if not ok then
       -- A prompt that cannot be shown must still be answered, or the agent waits forever.
       record("a permission prompt could not be shown (rejected)", err)
       answer(p, nil)
     end
+    p = prompts.show_next()
   end
 end
 
 retitle = function()
-  if current and current.win and api.nvim_win_is_valid(current.win) then
-    local lines = api.nvim_buf_get_lines(current.buf, 0, -1, false)
-    api.nvim_win_set_config(current.win, win_config(current, lines))
+  local p = prompts.shown
+  if p and p.win and api.nvim_win_is_valid(p.win) then
+    local lines = api.nvim_buf_get_lines(p.buf, 0, -1, false)
+    api.nvim_win_set_config(p.win, win_config(p, lines))
   end
 end
 
@@ -306,8 +273,8 @@ end
 ---@param req table see the module header
 ---@param on_answer fun(option_id: string?, remember: boolean?, reason: string?)
 function M.open(req, on_answer)
-  queue[#queue + 1] = { req = req, on_answer = on_answer }
-  if current then
+  prompts.push({ req = req, on_answer = on_answer })
+  if prompts.shown then
     retitle()
   else
     show_next()
@@ -349,11 +316,12 @@ function M.call_update(cwd, call_id, input)
     req.input = input
     return true
   end
-  for _, p in ipairs(queue) do
+  for _, p in ipairs(prompts.waiting) do
     fill(p)
   end
-  if current and fill(current) and current.buf and api.nvim_buf_is_valid(current.buf) then
-    local ok, err = pcall(redraw, current)
+  local shown = prompts.shown
+  if shown and fill(shown) and shown.buf and api.nvim_buf_is_valid(shown.buf) then
+    local ok, err = pcall(redraw, shown)
     if not ok then
       record("a permission prompt could not be redrawn", err)
     end
@@ -365,88 +333,47 @@ end
 ---@param id any
 ---@return boolean
 function M.close(id)
-  id = view.str(id)
-  if current and view.str(current.req.id) == id then
-    local p = current
-    p.done, current = true, nil
+  local p, was_shown = prompts.remove(id)
+  if not p then
+    return false
+  end
+  if was_shown then
+    p.done = true
     teardown(p)
     show_next()
-    return true
+  else
+    retitle()
   end
-  for i, p in ipairs(queue) do
-    if view.str(p.req.id) == id then
-      table.remove(queue, i)
-      retitle()
-      return true
-    end
-  end
-  return false
+  return true
 end
 
 --- Ids of the pending prompts, the shown one first.
 ---@return any[]
-function M.pending()
-  local ids = {}
-  if current then
-    ids[1] = current.req.id
-  end
-  for _, p in ipairs(queue) do
-    ids[#ids + 1] = p.req.id
-  end
-  return ids
-end
+M.pending = prompts.ids
 
 --- Whether a prompt of a turn in `cwd` waits for an answer (the conversation's title says so).
 ---@param cwd string
 ---@return boolean
-function M.waiting(cwd)
-  if current and view.str(current.req.cwd) == cwd then
-    return true
-  end
-  for _, p in ipairs(queue) do
-    if view.str(p.req.cwd) == cwd then
-      return true
-    end
-  end
-  return false
-end
+M.waiting = prompts.has_cwd
 
 --- The float of the shown prompt, if any.
 ---@return integer?
 function M.win()
-  return current and current.win
+  return prompts.shown and prompts.shown.win
 end
 
 --- Whether the shown prompt's keys work (false during its key delay, or with none shown).
 ---@return boolean
 function M.live()
-  return current ~= nil and live(current)
+  return prompts.shown ~= nil and live(prompts.shown)
 end
 
---- Enter the float of the oldest pending prompt (the shown one): :MiniMePermission. The user
---- chose to go there, so its keys work at once.
+--- Enter the float of the oldest pending prompt (the shown one): :MiniMePermission.
 ---@return boolean
-function M.focus()
-  local win = M.win()
-  if not (win and api.nvim_win_is_valid(win)) then
-    return false
-  end
-  if api.nvim_get_current_win() ~= win then
-    current.prev_win = api.nvim_get_current_win()
-    api.nvim_set_current_win(win)
-  end
-  if api.nvim_get_mode().mode:sub(1, 1) == "i" then
-    vim.cmd.stopinsert()
-  end
-  return true
-end
+M.focus = focus.enter_shown
 
 --- :MiniMePermission: go to the oldest pending prompt, or say there is none.
-function M.jump()
-  if not M.focus() then
-    vim.notify("minime: no permission prompt is waiting", vim.log.levels.INFO)
-  end
-end
+M.jump = focus.jump
 
 api.nvim_create_autocmd("VimResized", {
   group = api.nvim_create_augroup("minime.ui.permission", { clear = true }),

@@ -107,4 +107,30 @@ function M.ring(p)
   )
 end
 
+--- Enter the float of the oldest pending prompt (the shown one): :MiniMePermission. The user
+--- chose to go there, so its keys work at once (the delay is for a float that took focus).
+---@return boolean
+function M.enter_shown()
+  local shown = require("minime.ui.permission_queue").shown
+  local win = shown and shown.win
+  if not (win and api.nvim_win_is_valid(win)) then
+    return false
+  end
+  if api.nvim_get_current_win() ~= win then
+    shown.prev_win = api.nvim_get_current_win()
+    api.nvim_set_current_win(win)
+  end
+  if api.nvim_get_mode().mode:sub(1, 1) == "i" then
+    vim.cmd.stopinsert()
+  end
+  return true
+end
+
+--- :MiniMePermission: go to the oldest pending prompt, or say there is none.
+function M.jump()
+  if not M.enter_shown() then
+    vim.notify("minime: no permission prompt is waiting", vim.log.levels.INFO)
+  end
+end
+
 return M

@@ -203,4 +203,55 @@ function M.render(req)
   return lines, marks, first, has_diff
 end
 
+-- Its size and border (the float shrinks to its text): fractions (<= 1) of the editor, or cells.
+local LAYOUT = { width = 0.7, height = 0.8, border = "rounded" }
+
+--- The float's window config for request `req` drawn as `lines`: sized to them, its title
+--- saying how many prompts wait behind it and the seconds `left` before it is rejected, its
+--- footer the keys (dimmed while they do not work yet: not `live`).
+---@param req table
+---@param lines string[]
+---@param state {waiting: integer, live: boolean, left?: integer}
+---@return table
+function M.win_config(req, lines, state)
+  local widest = 0
+  for _, l in ipairs(lines) do
+    widest = math.max(widest, vim.api.nvim_strwidth(l))
+  end
+  local n = #M.options(req)
+  local footer = n > 0 and (" 1-%d choose · "):format(math.min(n, 9)) or " "
+  if M.remember_option(req) then
+    footer = footer .. "a allow again · "
+  end
+  footer = footer .. "q reject "
+  local title = " minime · permission "
+  if state.waiting > 0 then
+    title = title .. ("(+%d waiting) "):format(state.waiting)
+  end
+  if state.left then
+    title = title .. ("· rejected in %d s "):format(state.left)
+  end
+  local c = LAYOUT
+  local aw = window.area()
+  local fit = math.max(
+    widest + 1,
+    40,
+    vim.api.nvim_strwidth(footer) + 2,
+    vim.api.nvim_strwidth(title) + 2
+  )
+  local width = math.min(window.size(c.width, aw, 40), fit)
+  local cfg = window.centered({
+    width = width,
+    height = c.height,
+    border = c.border,
+    zindex = 60,
+    title = title,
+    footer = footer,
+  }, #lines)
+  if cfg.footer and not state.live then
+    cfg.footer = { { footer, "Comment" } } -- dimmed: its keys do not work yet
+  end
+  return cfg
+end
+
 return M
