@@ -244,12 +244,8 @@ function M.apply(key, events)
   end
 end
 
---- Whether a tool of the running turn of `key` already shows `rel` going from `old` to `new`.
----@param key string
----@param rel string
----@param old string|nil nil: a new file
----@param new string
----@return boolean
+--- Whether a tool of the running turn of `key` already shows `rel` going from `old` to `new`
+--- (see minime.ui.turn.tools.shows_change).
 function M.shows_change(key, rel, old, new)
   local t = turns[key]
   return t ~= nil and tools.shows_change(t, rel, old, new)
