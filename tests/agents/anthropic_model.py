@@ -6,21 +6,21 @@ The test gives ``script(messages) -> Reply``: the messages of each request that 
 (the agent's own loop) in, the assistant's next step out (text, or one ``tool_use``). Requests
 without tools are Claude Code's side questions (a title for the session, a topic check): they
 get ``side_text``. Token counting (``/v1/messages/count_tokens``) gets a count. Every request —
-path and body — is kept in ``requests``, so a test can assert what the agent told its model
-(e.g. a command's output). Streaming requests get Anthropic's server-sent events
+path and body — is kept (scripted_http.py), so a test can assert what the agent told its
+model (e.g. a command's output). Streaming requests get Anthropic's server-sent events
 (``message_start``, ``content_block_*``, ``message_delta``, ``message_stop``); others one JSON.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agents import scripted_http
+from agents.scripted_http import Answer, ScriptedServer, sse, text_of
 
 
 @dataclass
@@ -34,33 +34,20 @@ class Reply:
 
 Script = Callable[[list[dict[str, Any]]], Reply]
 
-
-@dataclass
-class Request:
-    method: str
-    path: str
-    body: dict[str, Any]
+NOT_FOUND = {"type": "error", "error": {"type": "not_found_error"}}
 
 
-class ModelServer:
+class ModelServer(ScriptedServer):
+    """``base_url`` is what ``ANTHROPIC_BASE_URL`` is set to (the SDK appends ``/v1/messages``)."""
+
     def __init__(self, script: Script, side_text: str = "Scripted") -> None:
+        super().__init__()
         self.script = script
         self.side_text = side_text
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._http.daemon_threads = True
-
-    @property
-    def base_url(self) -> str:
-        """What ``ANTHROPIC_BASE_URL`` is set to (the SDK appends ``/v1/messages``)."""
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
 
     def turns(self) -> list[dict[str, Any]]:
         """The bodies of the agent-loop requests (those that offered tools), in order."""
-        with self._lock:
-            return [r.body for r in self.requests if r.body.get("tools")]
+        return [body for body in self.posted("/v1/messages") if body.get("tools")]
 
     def tool_results(self) -> list[str]:
         """The text of every ``tool_result`` the agent sent its model, in order, once each."""
@@ -69,95 +56,33 @@ class ModelServer:
             for message in body.get("messages", []):
                 for block in _blocks(message):
                     if block.get("type") == "tool_result":
-                        text = _text(block.get("content"))
+                        text = text_of(block.get("content"))
                         if text not in seen:
                             seen.append(text)
         return seen
 
-    def _next_id(self, prefix: str) -> str:
-        with self._lock:
-            return f"{prefix}_scripted_{next(self._ids)}"
-
-    def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
-        with self._lock:
-            self.requests.append(Request(method, path, body))
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # http.server calls it by this name
-                server._record("GET", self.path, {})
-                self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
-
-            def do_HEAD(self) -> None:
-                server._record("HEAD", self.path, {})
-                self.send_response(200)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def do_POST(self) -> None:
-                size = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(size) if size else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {"raw": raw.decode("utf-8", "replace")}
-                path = self.path.split("?", 1)[0]
-                server._record("POST", self.path, body)
-                if path.endswith("/count_tokens"):
-                    self._json(200, {"input_tokens": 12})
-                    return
-                if not path.endswith("/v1/messages"):
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error"}})
-                    return
-                if body.get("tools"):
-                    reply = server.script(body.get("messages") or [])
-                else:
-                    reply = Reply(text=server.side_text)
-                content = _content(reply, server._next_id("toolu"))
-                stop = "tool_use" if reply.tool else "end_turn"
-                message = {
-                    "id": server._next_id("msg"),
-                    "type": "message",
-                    "role": "assistant",
-                    "model": body.get("model", "scripted"),
-                    "content": content,
-                    "stop_reason": stop,
-                    "stop_sequence": None,
-                    "usage": {"input_tokens": 12, "output_tokens": 5},
-                }
-                if body.get("stream"):
-                    self._stream(message)
-                else:
-                    self._json(200, message)
-
-            def _json(self, status: int, value: Any) -> None:
-                data = json.dumps(value).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, message: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                self.close_connection = True
-                for event in _events(message):
-                    line = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
-                    self.wfile.write(line.encode())
-                    self.wfile.flush()
-
-        return Handler
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        if method == "POST" and path.endswith("/count_tokens"):
+            return Answer({"input_tokens": 12})
+        if method != "POST" or not path.endswith("/v1/messages"):
+            return Answer(NOT_FOUND, status=404)
+        if body.get("tools"):
+            reply = self.script(body.get("messages") or [])
+        else:
+            reply = Reply(text=self.side_text)
+        message = {
+            "id": self.next_id("msg_scripted"),
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "scripted"),
+            "content": _content(reply, self.next_id("toolu_scripted")),
+            "stop_reason": "tool_use" if reply.tool else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 12, "output_tokens": 5},
+        }
+        if not body.get("stream"):
+            return Answer(message)
+        return Answer(events=[sse(event, event["type"]) for event in _events(message)])
 
 
 def _content(reply: Reply, tool_id: str) -> list[dict[str, Any]]:
@@ -207,14 +132,6 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content or [] if isinstance(b, dict)]
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return json.dumps(content)
-
-
 def last_tool(messages: list[dict[str, Any]]) -> tuple[str, str] | None:
     """(tool name, result text) when the last message answers a ``tool_use``, else None.
     Claude Code puts notes of its own after it, as ``system`` messages: those are skipped."""
@@ -231,7 +148,7 @@ def last_tool(messages: list[dict[str, Any]]) -> tuple[str, str] | None:
     for message in reversed(messages):
         for block in _blocks(message):
             if block.get("type") == "tool_use" and block.get("id") == wanted:
-                return block["name"], _text(results[-1].get("content"))
+                return block["name"], text_of(results[-1].get("content"))
     return None
 
 
@@ -254,11 +171,5 @@ def user_text(messages: list[dict[str, Any]]) -> str:
 
 @contextmanager
 def serving(script: Script, side_text: str = "Scripted") -> Iterator[ModelServer]:
-    server = ModelServer(script, side_text)
-    thread = threading.Thread(target=server._http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with scripted_http.serving(ModelServer(script, side_text)) as server:
         yield server
-    finally:
-        server._http.shutdown()
-        server._http.server_close()

@@ -3,21 +3,21 @@ that a real agent that talks to a model over HTTP (qwen-code with ``--auth-type 
 ``OPENAI_BASE_URL``) acts without one.
 
 The test gives ``script(messages) -> Reply``: each request's chat messages in, the assistant's
-next step out (text, or one tool call). Every request body is kept in ``requests``, so a test
-can assert what the agent told its model — e.g. the text a tool read. Streaming requests get
+next step out (text, or one tool call). Every request is kept (scripted_http.py), so a test can
+assert what the agent told its model — e.g. the text a tool read. Streaming requests get
 server-sent events in OpenAI's chunk format; others get one JSON answer.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agents import scripted_http
+from agents.scripted_http import Answer, ScriptedServer, sse, text_of
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
 
@@ -34,98 +34,57 @@ class Reply:
 Script = Callable[[list[dict[str, Any]]], Reply]
 
 
-class ModelServer:
-    def __init__(self, script: Script) -> None:
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._calls = itertools.count(1)
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._http.daemon_threads = True
+class ModelServer(ScriptedServer):
+    base_path = "/v1"
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+    def __init__(self, script: Script) -> None:
+        super().__init__()
+        self.script = script
 
     def tool_results(self) -> list[str]:
         """The content of every tool message the agent sent its model, in order, once each."""
         seen: list[str] = []
-        with self._lock:
-            bodies = list(self.requests)
-        for body in bodies:
+        for body in self.posted("/chat/completions"):
             for message in body.get("messages", []):
                 if message.get("role") == "tool":
-                    text = _text(message.get("content"))
+                    text = text_of(message.get("content"))
                     if text not in seen:
                         seen.append(text)
         return seen
 
-    def _reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            self.requests.append(body)
-        return self.script(body.get("messages") or [])
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        if method != "POST" or not path.endswith("/chat/completions"):
+            return super().answer(method, path, body)
+        reply = self.script(body.get("messages") or [])
+        model = body.get("model", "scripted")
+        streaming = bool(body.get("stream"))
+        delta, finish = _delta(reply, self.next_id("call"), streaming)
+        if not streaming:
+            choice = {"index": 0, "message": delta, "finish_reason": finish}
+            return Answer(_completion("chat.completion", model, choice, usage=True))
+        chunks = [
+            _completion("chat.completion.chunk", model, {"index": 0, "delta": delta}),
+            _completion(
+                "chat.completion.chunk",
+                model,
+                {"index": 0, "delta": {}, "finish_reason": finish},
+                usage=True,
+            ),
+        ]
+        return Answer(events=[*map(sse, chunks), sse("[DONE]")])
 
-    def call_id(self) -> str:
-        with self._lock:
-            return f"call_{next(self._calls)}"
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # http.server calls it by this name
-                size = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(size) or b"{}")
-                reply = server._reply(body)
-                model = body.get("model", "scripted")
-                if body.get("stream"):
-                    self._stream(model, reply)
-                else:
-                    self._whole(model, reply)
-
-            def _stream(self, model: str, reply: Reply) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.end_headers()
-                delta, finish = _delta(reply, server.call_id(), streaming=True)
-                for choice in (
-                    {"delta": delta, "finish_reason": None},
-                    {"delta": {}, "finish_reason": finish},
-                ):
-                    chunk = {
-                        "id": "scripted",
-                        "object": "chat.completion.chunk",
-                        "created": 0,
-                        "model": model,
-                        "choices": [{"index": 0, **choice}],
-                    }
-                    if choice["finish_reason"]:
-                        chunk["usage"] = USAGE
-                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                self.wfile.write(b"data: [DONE]\n\n")
-
-            def _whole(self, model: str, reply: Reply) -> None:
-                message, finish = _delta(reply, server.call_id(), streaming=False)
-                data = json.dumps(
-                    {
-                        "id": "scripted",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": model,
-                        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                        "usage": USAGE,
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
+def _completion(kind: str, model: str, choice: dict[str, Any], usage: bool = False) -> dict:
+    body: dict[str, Any] = {
+        "id": "scripted",
+        "object": kind,
+        "created": 0,
+        "model": model,
+        "choices": [{"finish_reason": None, **choice}],
+    }
+    if usage:
+        body["usage"] = USAGE
+    return body
 
 
 def _delta(reply: Reply, call_id: str, streaming: bool) -> tuple[dict[str, Any], str]:
@@ -139,14 +98,6 @@ def _delta(reply: Reply, call_id: str, streaming: bool) -> tuple[dict[str, Any],
     if streaming:
         call["index"] = 0
     return {"role": "assistant", "content": reply.text or None, "tool_calls": [call]}, "tool_calls"
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return json.dumps(content)
 
 
 def last_tool(messages: list[dict[str, Any]]) -> str | None:
@@ -165,17 +116,11 @@ def user_text(messages: list[dict[str, Any]]) -> str:
     """The last user message's text (the prompt this step answers)."""
     for message in reversed(messages):
         if message.get("role") == "user":
-            return _text(message.get("content"))
+            return text_of(message.get("content"))
     return ""
 
 
 @contextmanager
 def serving(script: Script) -> Iterator[ModelServer]:
-    server = ModelServer(script)
-    thread = threading.Thread(target=server._http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with scripted_http.serving(ModelServer(script)) as server:
         yield server
-    finally:
-        server._http.shutdown()
-        server._http.server_close()

@@ -4,10 +4,9 @@ this server and ``wire_api = "responses"``) acts without a model.
 
 The test gives ``script(items) -> Reply``: the request's ``input`` items in (messages,
 ``function_call`` and ``function_call_output`` items), the model's next step out (text, or one
-function call). Every request, whatever its path, is kept in ``requests`` as (method, path,
-body), so a test can assert what codex told its model, e.g. a command's output. A request
-other than ``POST …/responses`` gets an empty JSON answer (``{"data": [], "models": []}`` for a
-model list).
+function call). Every request, whatever its path, is kept (scripted_http.py), so a test can
+assert what codex told its model, e.g. a command's output. A request other than ``POST
+…/responses`` gets an empty JSON answer (``{"data": [], "models": []}`` for a model list).
 
 A request that asks for a JSON answer (``text.format`` a ``json_schema``: codex's "Auto review"
 asks its reviewer model whether a command may run) gets ``review`` as its text, if given.
@@ -15,14 +14,14 @@ asks its reviewer model whether a command may run) gets ``review`` as its text, 
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agents import scripted_http
+from agents.scripted_http import Answer, ScriptedServer, sse, text_of
 
 USAGE = {
     "input_tokens": 12,
@@ -45,35 +44,21 @@ class Reply:
 Script = Callable[[list[dict[str, Any]]], Reply]
 
 
-class ModelServer:
+class ModelServer(ScriptedServer):
+    base_path = "/v1"
+
     def __init__(self, script: Script, review: dict[str, Any] | None = None) -> None:
+        super().__init__()
         self.script = script
         self.review = review
-        self.requests: list[tuple[str, str, dict[str, Any]]] = []
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._http.daemon_threads = True
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
 
     def turns(self) -> list[dict[str, Any]]:
         """The bodies of the ``POST …/responses`` requests of the agent's own turns, in order."""
-        with self._lock:
-            bodies = [b for m, p, b in self.requests if m == "POST" and p.endswith("/responses")]
-        return [body for body in bodies if not _wants_json(body)]
+        return [body for body in self.posted("/responses") if not _wants_json(body)]
 
     def reviews(self) -> list[dict[str, Any]]:
         """The bodies of the requests that asked for a JSON answer (a reviewer's)."""
-        with self._lock:
-            return [b for _, _, b in self.requests if _wants_json(b)]
-
-    def _reply(self, body: dict[str, Any]) -> Reply:
-        if self.review is not None and _wants_json(body):
-            return Reply(text=json.dumps(self.review))
-        return self.script(body.get("input") or [])
+        return [body for body in self.posted("/responses") if _wants_json(body)]
 
     def outputs(self) -> list[str]:
         """The output of every function call codex sent its model, in order, once each."""
@@ -81,67 +66,22 @@ class ModelServer:
         for body in self.turns():
             for item in body.get("input") or []:
                 if item.get("type") == "function_call_output":
-                    text = _text(item.get("output"))
+                    text = text_of(item.get("output"))
                     if text not in seen:
                         seen.append(text)
         return seen
 
-    def next_id(self, prefix: str) -> str:
-        with self._lock:
-            return f"{prefix}_{next(self._ids)}"
-
-    def _record(self, method: str, path: str, body: dict[str, Any]) -> None:
-        with self._lock:
-            self.requests.append((method, path, body))
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # http.server calls it by this name
-                server._record("GET", self.path, {})
-                self._json({"object": "list", "data": [], "models": []})
-
-            def do_POST(self) -> None:  # http.server calls it by this name
-                size = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(size) if size else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {"unparsed": raw.decode("utf-8", "replace")}
-                server._record("POST", self.path, body)
-                if not self.path.rstrip("/").endswith("/responses"):
-                    self._json({})
-                    return
-                self._stream(body.get("model", "scripted"), server._reply(body))
-
-            def _json(self, value: Any) -> None:
-                data = json.dumps(value).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _stream(self, model: str, reply: Reply) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for event in _events(server, model, reply):
-                    data = json.dumps(event).encode()
-                    self.wfile.write(b"event: " + event["type"].encode() + b"\ndata: " + data)
-                    self.wfile.write(b"\n\n")
-                    self.wfile.flush()
-                self.close_connection = True
-
-        return Handler
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        if method == "GET":
+            return Answer({"object": "list", "data": [], "models": []})
+        if method != "POST" or not path.endswith("/responses"):
+            return Answer({})
+        if self.review is not None and _wants_json(body):
+            reply = Reply(text=json.dumps(self.review))
+        else:
+            reply = self.script(body.get("input") or [])
+        events = _events(self, body.get("model", "scripted"), reply)
+        return Answer(events=[sse(event, event["type"]) for event in events])
 
 
 def _events(server: ModelServer, model: str, reply: Reply) -> Iterator[dict[str, Any]]:
@@ -197,14 +137,6 @@ def _wants_json(body: dict[str, Any]) -> bool:
     return isinstance(form, dict) and form.get("type") == "json_schema"
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return json.dumps(content)
-
-
 def last_call(items: list[dict[str, Any]]) -> str | None:
     """The name of the function whose output is the last input item, if it is one."""
     if not items or items[-1].get("type") != "function_call_output":
@@ -220,17 +152,11 @@ def user_text(items: list[dict[str, Any]]) -> str:
     """The last user message's text (the prompt this step answers)."""
     for item in reversed(items):
         if item.get("type", "message") == "message" and item.get("role") == "user":
-            return _text(item.get("content"))
+            return text_of(item.get("content"))
     return ""
 
 
 @contextmanager
 def serving(script: Script, review: dict[str, Any] | None = None) -> Iterator[ModelServer]:
-    server = ModelServer(script, review)
-    thread = threading.Thread(target=server._http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with scripted_http.serving(ModelServer(script, review)) as server:
         yield server
-    finally:
-        server._http.shutdown()
-        server._http.server_close()
