@@ -70,4 +70,31 @@ function M.run(fn, on_end)
   step()
 end
 
+--- Run `fn()` for one call from the host: its answer at once when it never waits, else
+--- `{ ok = true, pending = true }` now and the answer later through `reply` (a function, or the
+--- host's call id for a "tool_result" notification). `settle(ok, value, traceback)` makes the
+--- answer table of how `fn` ended.
+---@param fn fun(): any
+---@param settle fun(ok: boolean, value: any, traceback?: string): table
+---@param reply function|integer|nil
+---@return table
+function M.answer(fn, settle, reply)
+  local answer, waiting = nil, false
+  M.run(fn, function(ok, value, traceback)
+    answer = settle(ok, value, traceback)
+    if not waiting then
+      return
+    elseif type(reply) == "function" then
+      reply(answer)
+    elseif type(reply) == "number" then
+      require("minime.host").notify("tool_result", { id = reply, answer = answer })
+    end
+  end)
+  if answer then
+    return answer
+  end
+  waiting = true
+  return { ok = true, pending = true }
+end
+
 return M

@@ -199,26 +199,16 @@ function M.call(method, params, cwd, reply)
   end
   local ctx = require("minime.config").tool_ctx(cwd)
   ctx.cwd = cwd
-  local answer, waiting = nil, false
-  async.run(function()
+  return async.answer(function()
     return fn(type(params) == "table" and params or {}, ctx)
   end, function(ok, result)
     if ok then
-      answer = { ok = true, value = result }
+      return { ok = true, value = result }
     elseif type(result) == "table" and type(result.message) == "string" then
-      answer = { ok = false, error = result.message, missing = result.missing } -- missing: -32002
-    else
-      answer = { ok = false, error = "internal error in the editor: " .. tostring(result) }
+      return { ok = false, error = result.message, missing = result.missing } -- missing: -32002
     end
-    if waiting then
-      require("minime.host").notify("tool_result", { id = reply, answer = answer })
-    end
-  end)
-  if answer then
-    return answer
-  end
-  waiting = true
-  return { ok = true, pending = true }
+    return { ok = false, error = "internal error in the editor: " .. tostring(result) }
+  end, reply)
 end
 
 return M

@@ -72,16 +72,6 @@ local function message_of(err)
   return nil
 end
 
--- Delivers a later answer: to a Lua function, or to the host as the notification
--- "tool_result" { id, answer } (the host sent `reply` = that id).
-local function deliver(reply, answer)
-  if type(reply) == "function" then
-    reply(answer)
-  elseif type(reply) == "number" then
-    require("minime.host").notify("tool_result", { id = reply, answer = answer })
-  end
-end
-
 -- The answer of a tool that ended: `ok`, with its value or its error (see M.call).
 local function settle(name, is_user, ctx, ok, result, traceback)
   if not ok then
@@ -150,23 +140,15 @@ function M.call(name, args, ctx, reply)
   else
     return { ok = false, error = "unknown tool: " .. tostring(name) }
   end
-  local answer, waiting = nil, false
-  require("minime.editor.async").run(function()
+  local answer = require("minime.editor.async").answer(function()
     return fn(args or {}, ctx)
   end, function(ok, result, traceback)
-    answer = settle(name, is_user, ctx, ok, result, traceback)
-    if waiting then
-      deliver(reply, answer)
-    end
-  end)
-  if answer then
-    return answer
-  end
-  waiting = true
-  if reply == nil then
+    return settle(name, is_user, ctx, ok, result, traceback)
+  end, reply)
+  if answer.pending and reply == nil then
     return { ok = false, error = internal_error(name) .. " (no one to answer later)" }
   end
-  return { ok = true, pending = true }
+  return answer
 end
 
 local function fix_schema(schema)
