@@ -207,17 +207,29 @@ function M.target_schema(path_says, extra)
   return { type = "object", properties = properties, additionalProperties = false }
 end
 
---- The handler of a tool that answers the locations an LSP `method` gives for a symbol, named
---- or at a position (implementation, type_definition).
+--- A whole tool (description, schema, handler) answering the locations an LSP `method` gives
+--- for a symbol, named or at a position (implementation, type_definition). `what` is the
+--- description's first sentence; the rest (the forms, the answer) is the same for each.
 ---@param method string
-function M.locations_handler(method)
-  return function(args, ctx)
-    local scope = require("minime.editor.scope").new(ctx)
-    local out = lsp.collector(scope, require("minime.editor.text").limits(ctx))
-    local entry, line, col = M.target(scope, args_mod.table(args), ctx.lsp_timeout_ms)
-    lsp.locations_at(out, entry, line, col, method, ctx.lsp_timeout_ms)
-    return out:result("locations")
-  end
+---@param what string
+function M.locations_tool(method, what)
+  return {
+    description = what
+      .. " Prefer naming the symbol: {symbol} with a name or name path such as "
+      .. "\"Greeter/greet\" (optionally path); or {path, line, col} (1-based). Returns JSON "
+      .. "{locations: [{path, line, col, end_line, end_col, text}], outside}: outside counts "
+      .. "places outside the working directory, which are not named.",
+    input_schema = M.target_schema(
+      "File relative to the working directory: where symbol is defined, or the file of line/col."
+    ),
+    handler = function(args, ctx)
+      local scope = require("minime.editor.scope").new(ctx)
+      local out = lsp.collector(scope, require("minime.editor.text").limits(ctx))
+      local entry, line, col = M.target(scope, args_mod.table(args), ctx.lsp_timeout_ms)
+      lsp.locations_at(out, entry, line, col, method, ctx.lsp_timeout_ms)
+      return out:result("locations")
+    end,
+  }
 end
 
 return M

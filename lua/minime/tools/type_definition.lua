@@ -1,18 +1,8 @@
 --- client_type_definition { symbol?, path?, line?, col? }: where the type of a symbol is
 --- defined, asked of the language servers attached in the editor (textDocument/typeDefinition).
 --- -> { locations = [{ path, line, col, end_line, end_col, text }], outside = n, cut? }
-local symbols = require("minime.editor.lsp_symbols")
-
-return {
-  description = "Find where the type of a variable or expression is defined (its class), "
-    .. "asking the editor's language servers. Prefer naming the symbol: {symbol} with a name "
-    .. "or name path such as "
-    .. "\"Greeter/greet\" (optionally path); or {path, line, col} (1-based). Returns JSON "
-    .. "{locations: [{path, line, col, end_line, end_col, text}], outside}: outside counts "
-    .. "places outside the working directory, which are not named.",
-  input_schema = symbols.target_schema(
-    "File relative to the working directory: where symbol is defined, or "
-      .. "the file of line/col."
-  ),
-  handler = symbols.locations_handler("textDocument/typeDefinition"),
-}
+return require("minime.editor.lsp_symbols").locations_tool(
+  "textDocument/typeDefinition",
+  "Find where the type of a variable or expression is defined (its class), "
+    .. "asking the editor's language servers."
+)
