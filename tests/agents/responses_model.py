@@ -15,13 +15,12 @@ asks its reviewer model whether a command may run) gets ``review`` as its text, 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from agents import scripted_http
-from agents.scripted_http import Answer, ScriptedServer, sse, text_of
+from agents.scripted_http import Answer, Reply, Script, ScriptedServer, sse, text_of
 
 USAGE = {
     "input_tokens": 12,
@@ -30,18 +29,6 @@ USAGE = {
     "output_tokens_details": {"reasoning_tokens": 0},
     "total_tokens": 17,
 }
-
-
-@dataclass
-class Reply:
-    """The model's next step: ``text``, or a call of function ``tool`` with ``arguments``."""
-
-    text: str = ""
-    tool: str | None = None
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
-Script = Callable[[list[dict[str, Any]]], Reply]
 
 
 class ModelServer(ScriptedServer):

@@ -9,11 +9,24 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
+
+
+@dataclass
+class Reply:
+    """The model's next step: ``text``, or a call of tool ``tool`` with ``arguments`` (the
+    OpenAI APIs; Anthropic's has its own, with ``input``)."""
+
+    text: str = ""
+    tool: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+Script = Callable[[list[dict[str, Any]]], Reply]
 
 
 @dataclass
