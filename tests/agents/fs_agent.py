@@ -14,14 +14,10 @@ tests/test_fs.py and tests/test_library_fs.py. It runs no model: each prompt is 
 from __future__ import annotations
 
 import json
-import sys
+
+from jsonl import messages, requests, send
 
 _ids = iter(range(1000, 10**9))
-
-
-def send(message: dict) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-    sys.stdout.flush()
 
 
 def say(session_id: str, text: str) -> None:
@@ -46,11 +42,7 @@ def ask(method: str, params: dict) -> dict:
     else while we wait: the prompt is ours)."""
     rid = next(_ids)
     send({"id": rid, "method": method, "params": params})
-    for line in sys.stdin:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
+    for message in messages():
         if message.get("id") == rid and "method" not in message:
             return {k: message[k] for k in ("result", "error") if k in message}
     raise SystemExit(0)
@@ -58,13 +50,7 @@ def ask(method: str, params: dict) -> dict:
 
 def main() -> None:
     caps: dict = {}
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue
-        if "id" not in request or "method" not in request:
-            continue
+    for request in requests():
         method, params, rid = request["method"], request.get("params") or {}, request["id"]
         if method == "initialize":
             caps = params.get("clientCapabilities") or {}

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any
+
+from jsonl import messages, send
 
 MODES = [
     {"id": "auto", "name": "Auto", "description": "Edits without asking"},
@@ -56,11 +57,6 @@ class Session:
 
 
 sessions: dict[str, Session] = {}
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-    sys.stdout.flush()
 
 
 def update(session: Session, body: dict[str, Any]) -> None:
@@ -153,11 +149,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def main() -> None:
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue
+    for request in messages():
         if "method" in request:
             log(request)
         if request.get("method") == "session/cancel":

@@ -25,19 +25,14 @@ Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health c
 
 from __future__ import annotations
 
-import json
 import os
-import sys
+
+from jsonl import requests, send
 
 LATE = "LATE-AFTER-TURN"
 LATE_LOAD = "LATE-AFTER-LOAD"
 SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "nokind", "unended", "stale"}
 BIG = 126_000  # characters of each of old and new in the edit's rawOutput (252 KB)
-
-
-def send(message: dict) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-    sys.stdout.flush()
 
 
 def update(session_id: str, body: dict) -> None:
@@ -149,13 +144,7 @@ def load(sid: str) -> None:
 def main() -> None:
     sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
     cwds: dict[str, str] = {}
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue
-        if "id" not in request or "method" not in request:
-            continue  # a notification (session/cancel) or an answer
+    for request in requests():
         method, params = request["method"], request.get("params") or {}
         rid = request["id"]
         if method == "initialize":

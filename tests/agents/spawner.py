@@ -19,10 +19,11 @@ leaving its commands behind unless someone ends them.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
+
+from jsonl import requests, send
 
 # The command (started in a session of its own, by setsid() before exec, so it is there when
 # its pid is told): the marker after the delay. argv: marker path, delay[, "stubborn"].
@@ -72,11 +73,6 @@ def spawn(kind: str) -> int:
     return int(out)
 
 
-def send(message: dict) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-    sys.stdout.flush()
-
-
 def answer(request: dict) -> dict | None:
     method, params = request.get("method"), request.get("params") or {}
     if method == "initialize":
@@ -108,13 +104,7 @@ def answer(request: dict) -> dict | None:
 
 
 def main() -> None:
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue
-        if "id" not in request or "method" not in request:
-            continue  # a notification (session/cancel) or an answer
+    for request in requests():
         result = answer(request)
         if result is None:
             send({"id": request["id"], "error": {"code": -32601, "message": "Method not found"}})
