@@ -204,3 +204,18 @@ def test_an_answer_of_escaped_characters_is_cut_by_its_json_size() -> None:
     assert 900_000 < size <= 1_000_000
     text: Any = result["content"][0]["text"]
     assert "characters cut here" in text
+
+
+def test_a_command_streaming_without_end_is_kept_bounded() -> None:
+    """codex-acp streams a command's output in ``_meta`` chunks: 3,000 chunks of 1 KB are kept
+    up to MAX_STREAMED characters, joined once, and what was not kept is said."""
+    from minime.session import MAX_STREAMED, Turn
+
+    turn = Turn("p")
+    for _ in range(3_000):
+        turn.keep_output("c1", "x" * 1023 + "\n")
+    text = turn.streamed_output("c1")
+    assert text.startswith("x" * 1023 + "\n")
+    assert len(text) < MAX_STREAMED + 100
+    assert text.endswith(f"… ({3_000 * 1024 - MAX_STREAMED} more characters not kept)\n")
+    assert turn.streamed_output("other") == ""

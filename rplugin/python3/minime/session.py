@@ -12,7 +12,7 @@ from . import session_state
 from .errors import Busy, Error
 from .model import ConfigOption, Event, Result, SessionModes, ToolCall
 from .transport import STOP_REASON_META
-from .updates import terminal_chunk, to_event
+from .updates import TERMINAL_STATUSES, terminal_chunk, to_event
 
 if TYPE_CHECKING:
     from .client import Client
@@ -21,6 +21,8 @@ log = logging.getLogger("minime")
 
 Prompt = str | list[dict[str, Any]]
 _BACKGROUND: set[asyncio.Task[None]] = set()
+# Characters of a call's streamed output kept (the editor shows 2,000 lines of it).
+MAX_STREAMED = 1024 * 1024
 
 
 class Turn:
@@ -37,13 +39,29 @@ class Turn:
         self.parts: list[str] = []
         self._message_id: str | None = None  # of the last text chunk
         self.calls: dict[str, ToolCall] = {}
-        # A command's output so far, per call, when the agent streams it in ``_meta`` chunks.
-        self.streamed: dict[str, str] = {}
+        # A command's output so far, per call, when the agent streams it in ``_meta`` chunks:
+        # the parts (joined once, when the call ends) and how many characters were kept.
+        self.streamed: dict[str, list[str]] = {}
+        self._streamed_size: dict[str, int] = {}
         self.ended = asyncio.Event()
         self.request: asyncio.Task[None] | None = None
         self.cancel_sent = False
         self.abandoned = False
         self._deadline: asyncio.TimerHandle | None = None
+
+    def keep_output(self, call_id: str, chunk: str) -> None:
+        """A chunk of the streamed output of ``call_id``, kept up to MAX_STREAMED characters (a
+        command can print without end; what is shown is cut far sooner)."""
+        size = self._streamed_size.get(call_id, 0)
+        parts = self.streamed.setdefault(call_id, [])
+        if size < MAX_STREAMED:
+            parts.append(chunk[: MAX_STREAMED - size])
+        self._streamed_size[call_id] = size + len(chunk)
+
+    def streamed_output(self, call_id: str) -> str:
+        text = "".join(self.streamed.get(call_id, ()))
+        more = self._streamed_size.get(call_id, 0) - len(text)
+        return f"{text}\n… ({more} more characters not kept)\n" if more > 0 else text
 
     def push(self, event: Event) -> None:
         if self.ended.is_set():
@@ -131,7 +149,8 @@ class Session:
         turn = self._turn
         call_id = getattr(update, "tool_call_id", None) or ""
         earlier = turn.calls.get(call_id) if turn else None
-        streamed = turn.streamed.get(call_id, "") if turn else ""
+        ending = turn is not None and getattr(update, "status", None) in TERMINAL_STATUSES
+        streamed = turn.streamed_output(call_id) if ending and turn else ""
         event = session_state.state_event(update) or to_event(update, earlier, streamed)
         if event is None:
             return
@@ -142,7 +161,7 @@ class Session:
                 return
             chunk = terminal_chunk(getattr(update, "field_meta", None))
             if chunk and call_id:
-                turn.streamed[call_id] = streamed + chunk
+                turn.keep_output(call_id, chunk)
             turn.push(event)
         elif self.on_update is not None:
             try:
