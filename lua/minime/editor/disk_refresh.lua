@@ -20,16 +20,23 @@ local scheduled = {} ---@type table<string, boolean>
 ---@type table<string, integer>
 M.waited = {}
 
--- The loaded file buffers under `root` (a real path): { buf = relative name }.
-local function buffers_under(root)
+-- The loaded file buffers whose names lie under `cwd` or its real path `root`: { buf =
+-- relative name }. Names only, no I/O per buffer: this runs after every tool call, and it
+-- reloads what the user sees (it exposes nothing to the agent).
+local function buffers_under(cwd, root)
   local found = {}
-  local prefix = root == "/" and "/" or root .. "/"
+  local prefixes = {}
+  for _, dir in ipairs({ cwd, root }) do
+    prefixes[#prefixes + 1] = dir == "/" and "/" or dir:gsub("/+$", "") .. "/"
+  end
   for _, buf in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
       local name = api.nvim_buf_get_name(buf)
-      local real = name ~= "" and paths.realpath(name) or nil
-      if real and #real > #prefix and real:sub(1, #prefix) == prefix then
-        found[buf] = real:sub(#prefix + 1)
+      for _, prefix in ipairs(prefixes) do
+        if #name > #prefix and name:sub(1, #prefix) == prefix then
+          found[buf] = name:sub(#prefix + 1)
+          break
+        end
       end
     end
   end
@@ -52,7 +59,7 @@ function M.refresh(cwd)
   if not root then
     return {}
   end
-  local mine = buffers_under(root)
+  local mine = buffers_under(cwd, root)
   local kept = {}
   local group = api.nvim_create_augroup("minime_disk_refresh", { clear = true })
   api.nvim_create_autocmd("FileChangedShell", {
