@@ -55,29 +55,29 @@ function M.fs(method, params, cwd, reply)
   return require("minime.editor.fs").call(method, params, cwd, reply)
 end
 
---- Show a permission request (see :h minime-permission); the answer goes back to the host.
----@param req table
-function M.permission(req)
-  require("minime.ui.permission").open(req, function(option_id, remember, reason)
-    to_host("permission_answer", { id = req.id, option_id = option_id, remember = remember, reason = reason })
-    M.turn_state()
-  end)
-  M.turn_state()
-end
-
 --- The conversation float's title says whether a permission prompt waits.
-function M.turn_state()
+local function turn_state()
   local turn = package.loaded["minime.ui.turn"]
   if turn then
     pcall(turn.refresh)
   end
 end
 
+--- Show a permission request (see :h minime-permission); the answer goes back to the host.
+---@param req table
+function M.permission(req)
+  require("minime.ui.permission").open(req, function(option_id, remember, reason)
+    to_host("permission_answer", { id = req.id, option_id = option_id, remember = remember, reason = reason })
+    turn_state()
+  end)
+  turn_state()
+end
+
 --- The host answered permission request `id` itself (timeout, cancel): close its float.
 ---@param id string
 function M.permission_close(id)
   local closed = require("minime.ui.permission").close(id)
-  M.turn_state()
+  turn_state()
   return closed
 end
 

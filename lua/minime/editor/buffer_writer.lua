@@ -17,7 +17,7 @@ M.MAX_DIFF_BYTES = 1024 * 1024
 --- trailing blanks) do not run and 'fixeol' adds no newline the agent did not write, so the
 --- file holds what the agent asked for (its next read and its own diff agree with the disk).
 --- BufWritePost still runs (the language server's didSave, git signs).
-function M.save_as_given(buf)
+local function save_as_given(buf)
   local ignore, fixeol = vim.o.eventignore, vim.bo[buf].fixeol
   vim.o.eventignore = (ignore == "" and "" or ignore .. ",") .. "BufWritePre,FileWritePre"
   vim.bo[buf].fixeol = false
@@ -103,7 +103,7 @@ function M.write(buf, content)
     local width = #(api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or "")
     pcall(api.nvim_win_set_cursor, win, { row, math.min(cursor[2], width) })
   end
-  local ok, err = pcall(M.save_as_given, buf)
+  local ok, err = pcall(save_as_given, buf)
   if not ok then
     error({ message = "the buffer was changed but could not be written: " .. tostring(err) }, 0)
   end

@@ -41,7 +41,7 @@ function M.safe(s)
 end
 
 --- What each ACP option kind does, in words (the agent's own label comes first).
-M.kind_words = {
+local kind_words = {
   allow_once = "allow once",
   allow_always = "allow always (remembered by the agent)",
   reject_once = "reject once",
@@ -178,8 +178,8 @@ function M.render(req)
     local kind = str(o.kind)
     local line = ("%s. %s"):format(key, window.oneline(o.name or o.option_id))
     local label_end = #line
-    if M.kind_words[kind] then
-      line = line .. " — " .. M.kind_words[kind]
+    if kind_words[kind] then
+      line = line .. " — " .. kind_words[kind]
     end
     add(line)
     marks[#marks + 1] = { #lines - 1, 0, #key + 1, "MiniMeOptionKey" }
