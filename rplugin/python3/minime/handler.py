@@ -44,10 +44,9 @@ class Handler:
     async def _ask_permission(self, session: Any, options: list[Any], tool_call: Any) -> Any:
         from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
-        session.announce_call(_tool_call(tool_call, kind=""))
         request = PermissionRequest(
             session_id=session.session_id,
-            tool_call=session.filled_call(_tool_call(tool_call, kind="")),
+            tool_call=session.permission_call(_tool_call(tool_call, kind="")),
             options=[
                 PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in options
             ],
@@ -72,7 +71,7 @@ class Handler:
     async def _decide(self, session: Any, request: PermissionRequest) -> str | None:
         # The SDK runs each message in a task of its own: an update sent just before the
         # request may be handled after it, before this task starts (claude's plan approval).
-        request.tool_call = session.filled_call(request.tool_call)
+        request.tool_call = session.permission_call(request.tool_call)
         return await decide(self._owner.on_permission, request)
 
     async def read_text_file(

@@ -25,6 +25,19 @@ _BACKGROUND: set[asyncio.Task[None]] = set()
 MAX_STREAMED = 1024 * 1024
 
 
+def merged(call: ToolCall, before: ToolCall) -> ToolCall:
+    """``call`` as an update or a request names it, with what ``before`` said where it says
+    nothing (an empty input counts as nothing: agents send ``rawInput: {}``)."""
+    return ToolCall(
+        id=call.id,
+        title=call.title or before.title,
+        kind=call.kind or before.kind or "other",
+        status=call.status or before.status,
+        input=call.input if call.input not in (None, {}) else before.input,
+        content=call.content or before.content,
+    )
+
+
 class Turn:
     """The state of one prompt: its queue of events, its end, and whether it was cancelled.
 
@@ -83,14 +96,7 @@ class Turn:
         """An update names only what changed: keep what earlier events said about the call."""
         before = self.calls.get(call.id)
         if before is not None:
-            call = ToolCall(
-                id=call.id,
-                title=call.title or before.title,
-                kind=call.kind or before.kind or "other",
-                status=call.status or before.status,
-                input=call.input if call.input is not None else before.input,
-                content=call.content or before.content,
-            )
+            call = merged(call, before)
         elif not call.kind:  # a first tool_call_update that names no kind: ACP's default
             call.kind = "other"
         self.calls[call.id] = call
@@ -173,31 +179,20 @@ class Session:
             # later): its turn is over, and no other may be drawn into.
             log.debug("an update between turns, not shown: %s", event.kind)
 
-    def announce_call(self, call: ToolCall) -> None:
-        """A permission request about a call the running turn has not seen: the call is drawn
-        from what the request says (qwen-code asks before it sends the call's ``tool_call``,
-        then sends only its final ``tool_call_update``, which has no title)."""
-        turn = self._turn
-        if turn is not None and turn.request is not None and call.id not in turn.calls:
-            turn.push(Event(kind="tool_call", call=call))
-
-    def filled_call(self, call: ToolCall) -> ToolCall:
-        """The call a permission request names, with what the running turn already knows of
-        it where the request says nothing: claude-agent-acp asks to approve a plan with empty
-        rawInput and content (the plan came in the call's earlier tool_call_update)."""
+    def permission_call(self, call: ToolCall) -> ToolCall:
+        """The call a permission request names, completed with what the running turn knows of
+        it where the request says nothing (claude-agent-acp asks to approve a plan with empty
+        rawInput and content: the plan came in the call's tool_call_update). A call the turn
+        has not seen is drawn from the request (qwen-code asks before it sends the call's
+        ``tool_call``, then sends only its final, untitled ``tool_call_update``)."""
         turn = self._turn
         before = turn.calls.get(call.id) if turn is not None else None
-        if before is None:
-            call.kind = call.kind or "other"  # ACP's default
-            return call
-        return ToolCall(
-            id=call.id,
-            title=call.title or before.title,
-            kind=call.kind or before.kind or "other",
-            status=call.status or before.status,
-            input=call.input if call.input not in (None, {}) else before.input,
-            content=call.content or before.content,
-        )
+        if before is not None:
+            return merged(call, before)
+        call.kind = call.kind or "other"  # ACP's default
+        if turn is not None and turn.request is not None:
+            turn.push(Event(kind="tool_call", call=call))
+        return call
 
     def _is_past(self, update: Any, turn: Turn) -> bool:
         """A tool_call_update for a call of an earlier turn that this turn does not have (the
