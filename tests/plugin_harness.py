@@ -6,6 +6,7 @@ test_everyday.py, test_load.py, test_interop.py and bench/load.py."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +89,12 @@ def group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             members.append(int(entry))
     return members
+
+
+def tool_answer(text: str, name: str) -> str:
+    """The last answer the model read from editor tool ``name`` in a turn's text (the fake mm's
+    ``client_<name> -> …`` line)."""
+    return text.rsplit(f"client_{name} -> ", 1)[1].split("\n■", 1)[0].strip()
 
 
 def running_with(argument: str) -> list[int]:
@@ -271,6 +278,17 @@ class Editor:
         _, pid, _, pgid = self.wait_line("pid ").split()
         assert pid == pgid, "the agent leads its own process group"
         return int(pid)
+
+    def tool(self, name: str, args: dict[str, Any], timeout: float = 30) -> str:
+        """What the model reads from editor tool ``name`` called with ``args`` (through the
+        fake mm's ``/tool``: its ``client_<name> -> …`` line)."""
+        _, text = self.turn(f"/tool {name} {json.dumps(args)}", timeout=timeout)
+        return tool_answer(text, name)
+
+    def tool_json(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        answer = self.tool(name, args)
+        assert answer.startswith("{"), answer
+        return json.loads(answer)
 
     def turn_errors(self) -> list[str]:
         return self.lua("return require('minime.ui.turn').errors")

@@ -97,11 +97,6 @@ return _G.refs or {}
 """
 
 
-def tool_answer(text: str, tool: str) -> str:
-    """The last answer the model read from `tool` (the fake mm's `client_x -> ...` line)."""
-    return text.rsplit(f"{tool} -> ", 1)[1].split("\n■", 1)[0].strip()
-
-
 class Calls:
     """The editor of the module's project, and the tool called the way the model does."""
 
@@ -109,13 +104,10 @@ class Calls:
         self.ed = ed
 
     def call(self, args: dict[str, Any]) -> str:
-        _, text = self.ed.turn(f"/tool call_hierarchy {json.dumps(args)}", timeout=30)
-        return tool_answer(text, "client_call_hierarchy")
+        return self.ed.tool("call_hierarchy", args)
 
     def json(self, args: dict[str, Any]) -> dict[str, Any]:
-        answer = self.call(args)
-        assert answer.startswith("{"), answer
-        return json.loads(answer)
+        return self.ed.tool_json("call_hierarchy", args)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from nvim_harness import LSP_ATTACHED, REPO, start, wait_for
-from plugin_harness import Editor, agent_file, init
+from plugin_harness import Editor, agent_file, init, tool_answer
 
 PYLSP = REPO / ".venv" / "bin" / "pylsp"
 
@@ -78,11 +78,6 @@ return false
 """
 
 
-def tool_answer(text: str, tool: str) -> str:
-    """The last answer the model read from `tool` (the fake mm's `client_x -> ...` line)."""
-    return text.rsplit(f"{tool} -> ", 1)[1].split("\n■", 1)[0].strip()
-
-
 def pylsp_pid(parent: int) -> int:
     """The pid of the pylsp Neovim started (a child of `parent`)."""
     for entry in Path("/proc").iterdir():
@@ -106,13 +101,10 @@ class Lsp:
         self.project = project
 
     def call(self, name: str, args: dict[str, Any]) -> str:
-        _, text = self.ed.turn(f"/tool {name} {json.dumps(args)}", timeout=30)
-        return tool_answer(text, f"client_{name}")
+        return self.ed.tool(name, args)
 
     def json(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        answer = self.call(name, args)
-        assert answer.startswith("{"), answer
-        return json.loads(answer)
+        return self.ed.tool_json(name, args)
 
 
 @pytest.fixture(scope="module")
@@ -336,5 +328,5 @@ def test_the_editor_answers_while_a_tool_call_waits_on_the_server(lsp: Lsp) -> N
         lsp.ed.wait_done(count, timeout=30)
     finally:
         os.kill(pid, 18)  # SIGCONT
-    answer = tool_answer(lsp.ed.turn_text(), "client_hover")
+    answer = tool_answer(lsp.ed.turn_text(), "hover")
     assert "no answer within 5000 ms" in answer, answer
