@@ -236,3 +236,28 @@ def test_close_spares_a_process_that_is_not_the_agents(tmp_path: Path) -> None:
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_a_tree_is_terminated_as_at_one_instant(tmp_path: Path) -> None:
+    """A shell waiting on ``sleep``, signalled with its ``sleep`` first (dict order): stopped,
+    signalled and continued together, the shell never runs its next line. One by one, it
+    sometimes did (claude's Bash on :qa!: finished.txt)."""
+    import subprocess
+
+    from minime import proctree
+
+    written = 0  # one by one, about 1 run in 30 wrote it: 80 runs catch that nearly always
+    for n in range(80):
+        marker = tmp_path / f"ran{n}"
+        argv = ["sh", "-c", f"sleep 1000; echo ran > {marker}"]
+        shell = subprocess.Popen(argv, start_new_session=True)  # not the test's own group
+        seen = proctree.read_proc(shell.pid)
+        assert seen is not None
+        roots = {shell.pid: seen.start}
+        wait_for(lambda roots=roots: len(proctree.snapshot(roots)) == 2, 10)
+        tree = proctree.snapshot(roots)
+        child_first = dict(sorted(tree.items(), key=lambda item: item[0] == shell.pid))
+        proctree.terminate_all(child_first)
+        assert shell.wait(10) == -signal.SIGTERM  # reaped: no later write can come
+        written += marker.exists()
+    assert written == 0

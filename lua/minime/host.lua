@@ -72,7 +72,7 @@ local function end_orphans()
   local proctree = require("minime.proctree")
   local procs = our_processes()
   M.agents = {}
-  proctree.signal(procs, "sigterm")
+  proctree.terminate(procs)
   vim.defer_fn(function()
     proctree.signal(procs, "sigkill")
   end, 500)
@@ -166,7 +166,7 @@ function M.shutdown()
   M.stopping = M.chan ~= nil
   local procs = our_processes(host)
   M.agents = {}
-  proctree.signal(procs, "sigterm")
+  proctree.terminate(procs)
   vim.wait(500, function()
     return next(proctree.alive(procs)) == nil
   end, 10)

@@ -153,4 +153,14 @@ function M.signal(members, sig)
   end
 end
 
+--- SIGTERM every member as at one instant: all stopped, then signalled, then continued (see
+--- terminate_all in rplugin/python3/minime/proctree.py: signalled one by one, a shell whose
+--- command got its SIGTERM first ran its next line before its own arrived).
+---@param members table<integer, minime.Proc>
+function M.terminate(members)
+  M.signal(members, "sigstop")
+  M.signal(members, "sigterm")
+  M.signal(members, "sigcont")
+end
+
 return M

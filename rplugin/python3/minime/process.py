@@ -183,8 +183,8 @@ class AgentProcess:
         if self.process.returncode is None:
             await self.wait(grace)
         tree.update(self.tree())
-        self.kill_group(signal.SIGTERM)
-        proctree.signal_all(tree, signal.SIGTERM)
+        proctree.terminate_all(tree)
+        self.kill_group(signal.SIGTERM)  # any member born since the snapshot
         await _until_gone(tree, TERM_GRACE)
         self.kill_group(signal.SIGKILL)
         proctree.kill_now(tree)

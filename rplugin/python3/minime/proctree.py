@@ -126,6 +126,15 @@ def signal_all(members: dict[int, Proc], sig: int) -> None:
             os.kill(pid, sig)
 
 
+def terminate_all(members: dict[int, Proc]) -> None:
+    """SIGTERM every member as at one instant: all are stopped first, then signalled, then
+    continued. Signalled one by one, a shell whose command (``sleep``) got its SIGTERM first
+    ran its next line (``echo done > file``) before its own arrived."""
+    signal_all(members, signal.SIGSTOP)
+    signal_all(members, signal.SIGTERM)
+    signal_all(members, signal.SIGCONT)
+
+
 def alive(members: dict[int, Proc]) -> dict[int, Proc]:
     """The members that have not exited (a zombie has)."""
     live = {}
