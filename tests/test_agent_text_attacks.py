@@ -137,3 +137,67 @@ def test_a_current_mode_never_offered_in_session_new_is_not_shown(tmp_path: Path
         assert "mode:" not in title(ed)
         assert set(statuslines(ed).values()) == {""}
     assert not pwned.exists()
+
+
+# -- Medium: no control character reaches a title, a notification or a select item -----------
+
+ESC_TITLE = "\x1b]0;pwned\x07"  # sets the terminal's title
+CLEAR = "\x1b[2J"  # clears the screen
+
+
+def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> None:
+    info = {"name": "evil", "title": f"Evil{ESC_TITLE}Agent", "version": "1"}
+    initialize = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": info}
+    odd_id = f"p{ESC_TITLE}"
+    modes = [
+        {"id": "ask", "name": f"Ask{CLEAR}\nnow", "description": f"asks\x1b[31m\u202eevil"},
+        {"id": odd_id, "name": "Plan\x9b2J"},
+    ]
+    option = {
+        "id": "model",
+        "name": f"Mo{CLEAR}del",
+        "type": "select",
+        "currentValue": "a",
+        "options": [{"value": "a", "name": f"A{ESC_TITLE}", "description": "x\ry"}],
+    }
+    call = {"sessionUpdate": "tool_call", "toolCallId": f"c{CLEAR}1", "status": "pending"}
+    call |= {"title": f"run{ESC_TITLE}\nrm -rf /", "kind": f"execute{CLEAR}"}
+    ended = {"sessionUpdate": "tool_call_update", "toolCallId": f"c{CLEAR}1"}
+    output = [{"type": "content", "content": {"type": "text", "text": "out\nput"}}]
+    ended |= {"status": "completed", "rawInput": {"command": "rm"}, "content": output}
+    script = {"replies": {"initialize": {"result": initialize}}, "new": {"configOptions": [option]}}
+    with hostile_editor(tmp_path, modes, "ask", **script) as ed:
+        run(ed, update(call), update(ended), {"say": "done"})
+        wait_for(lambda: "mode: Ask" in title(ed), 10, message="for the mode in the title")
+        shown = {"title": title(ed)}
+        ed.lua("require('minime.modes').set_mode()")
+        ed.lua("require('minime.modes').set_config()")
+        ed.lua("require('minime.modes').set_config('model')")
+        ed.lua("require('minime.modes').set_mode(...)", odd_id)
+        note = ed.wait_note("minime: mode Plan")
+        offers = ed.lua("return _G.offers")
+        lines = ed.conversation_lines()
+        header = next(n for n, line in enumerate(lines, 1) if line.startswith("⚙ "))
+        turn = ed.lua("return require('minime.ui.turn').get(...)", ed.cwd)
+        fold = ed.lua(
+            "local win, lnum = ..."
+            " return vim.api.nvim_win_call(win, function()"
+            "   vim.cmd(lnum .. 'foldclose') return vim.fn.foldtextresult(lnum) end)",
+            turn["win"],
+            header,
+        )
+        notes = ed.notes()
+    shown |= {"header": lines[header - 1], "fold": fold}
+    shown |= {f"note {n}": text for n, text in enumerate(notes)}
+    assert len(offers) == 3, offers
+    for n, offer in enumerate(offers):
+        shown[f"offer {n}"] = " | ".join([offer["prompt"], *offer["items"]])
+    for where, text in shown.items():
+        assert not UNPRINTABLE.search(text), (where, text)
+    # What was there is still shown, as text.
+    assert "mode: Ask^[[2J⏎now · " in shown["title"]
+    assert "⚙ run^[]0;pwned^G⏎rm -rf /" in shown["header"]
+    assert "▸" in fold and "run^[]0;pwned^G" in fold
+    assert note.startswith("minime: mode Plan\ufffd2J (p^[]0;pwned^G)")
+    assert "Mo^[[2Jdel:" in shown["offer 2"] and "A^[]0;pwned^G — x⏎y" in shown["offer 2"]
+    assert "Ask^[[2J⏎now — asks^[[31m\ufffdevil" in shown["offer 0"]
