@@ -150,7 +150,7 @@ def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> 
     initialize = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": info}
     odd_id = f"p{ESC_TITLE}"
     modes = [
-        {"id": "ask", "name": f"Ask{CLEAR}\nnow", "description": f"asks\x1b[31m\u202eevil"},
+        {"id": "ask", "name": f"Ask{CLEAR}\nnow", "description": "asks\x1b[31m\u202eevil"},
         {"id": odd_id, "name": "Plan\x9b2J"},
     ]
     option = {
