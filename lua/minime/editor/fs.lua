@@ -39,18 +39,7 @@ local function target(params, ctx)
   return real, rel
 end
 
--- The loaded normal buffer whose file is `real`, if any.
-local function loaded_buffer(real)
-  for _, buf in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
-      local name = api.nvim_buf_get_name(buf)
-      if name ~= "" and paths.realpath(name) == real then
-        return buf
-      end
-    end
-  end
-  return nil
-end
+local loaded_buffer = paths.loaded_buffer
 
 -- Loaded buffers of the file not written through (a special 'buftype') see the new text.
 local function checktime(real)
