@@ -61,9 +61,7 @@ DENIED: dict[str, list[str]] = {
     "kubeconfig": ["kubeconfig", "sub/KUBECONFIG"],
     "*.ovpn": ["office.ovpn"],
     "rclone.conf": ["rclone.conf", ".config/rclone/rclone.conf"],
-    "application_default_credentials.json": [
-        ".config/gcloud/application_default_credentials.json"
-    ],
+    "application_default_credentials.json": [".config/gcloud/application_default_credentials.json"],
     "service-account*.json": ["service-account.json", "sub/service-account-prod.json"],
     ".authinfo": [".authinfo"],
     ".authinfo.*": [".authinfo.gpg"],
