@@ -147,7 +147,10 @@ CLEAR = "\x1b[2J"  # clears the screen
 
 def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> None:
     info = {"name": "evil", "title": f"Evil{ESC_TITLE}Agent", "version": "1"}
-    initialize = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": info}
+    caps = {"loadSession": True, "sessionCapabilities": {"list": {}}}
+    initialize = {"protocolVersion": 1, "agentCapabilities": caps, "agentInfo": info}
+    stored = {"sessionId": f"s{CLEAR}1", "title": f"Fix{ESC_TITLE}\nbug", "updatedAt": "today\x1b"}
+    stored["cwd"] = str(tmp_path.resolve())
     odd_id = f"p{ESC_TITLE}"
     modes = [
         {"id": "ask", "name": f"Ask{CLEAR}\nnow", "description": "asks\x1b[31m\u202eevil"},
@@ -165,7 +168,11 @@ def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> 
     ended = {"sessionUpdate": "tool_call_update", "toolCallId": f"c{CLEAR}1"}
     output = [{"type": "content", "content": {"type": "text", "text": "out\nput"}}]
     ended |= {"status": "completed", "rawInput": {"command": "rm"}, "content": output}
-    script = {"replies": {"initialize": {"result": initialize}}, "new": {"configOptions": [option]}}
+    replies = {
+        "initialize": {"result": initialize},
+        "session/list": {"result": {"sessions": [stored]}},
+    }
+    script = {"replies": replies, "new": {"configOptions": [option]}}
     with hostile_editor(tmp_path, modes, "ask", **script) as ed:
         run(ed, update(call), update(ended), {"say": "done"})
         wait_for(lambda: "mode: Ask" in title(ed), 10, message="for the mode in the title")
@@ -175,6 +182,8 @@ def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> 
         ed.lua("require('minime.modes').set_config('model')")
         ed.lua("require('minime.modes').set_mode(...)", odd_id)
         note = ed.wait_note("minime: mode Plan")
+        ed.lua("require('minime').sessions()")
+        wait_for(lambda: len(ed.lua("return _G.offers")) == 4, 10, message="the sessions offered")
         offers = ed.lua("return _G.offers")
         lines = ed.conversation_lines()
         header = next(n for n, line in enumerate(lines, 1) if line.startswith("⚙ "))
@@ -189,7 +198,7 @@ def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> 
         notes = ed.notes()
     shown |= {"header": lines[header - 1], "fold": fold}
     shown |= {f"note {n}": text for n, text in enumerate(notes)}
-    assert len(offers) == 3, offers
+    assert len(offers) == 4, offers
     for n, offer in enumerate(offers):
         shown[f"offer {n}"] = " | ".join([offer["prompt"], *offer["items"]])
     for where, text in shown.items():
@@ -201,3 +210,4 @@ def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> 
     assert note.startswith("minime: mode Plan\ufffd2J (p^[]0;pwned^G)")
     assert "Mo^[[2Jdel:" in shown["offer 2"] and "A^[]0;pwned^G — x⏎y" in shown["offer 2"]
     assert "Ask^[[2J⏎now — asks^[[31m\ufffdevil" in shown["offer 0"]
+    assert "Fix^[]0;pwned^G⏎bug · today^[ · s^[[2J1" in shown["offer 3"]
