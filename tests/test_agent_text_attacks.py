@@ -10,6 +10,7 @@ terminal as it is: an ESC in a mode name reached it.
 from __future__ import annotations
 
 import json
+import random
 import re
 import sys
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nvim_harness import wait_for
+from nvim_harness import start, wait_for
 from plugin_harness import Editor, editor_with
 
 ADVERSARY = Path(__file__).with_name("adversary.py")
@@ -211,3 +212,47 @@ def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> 
     assert "Mo^[[2Jdel:" in shown["offer 2"] and "A^[]0;pwned^G — x⏎y" in shown["offer 2"]
     assert "Ask^[[2J⏎now — asks^[[31m\ufffdevil" in shown["offer 0"]
     assert "Fix^[]0;pwned^G⏎bug · today^[ · s^[[2J1" in shown["offer 3"]
+
+
+# -- the helper itself, on random text ---------------------------------------------------------
+
+ALPHABET = [
+    *map(chr, range(0x00, 0x20)),
+    "\x7f",
+    *map(chr, range(0x80, 0xA0)),
+    "\u2028",
+    "\u2029",
+    "\u202e",
+    "\u2066",
+    "a",
+    "%",
+    "é",
+    "日",
+    "😀",
+    "⏎",
+    " ",
+]
+
+
+def test_printable_lines_of_random_text_hold_no_control_character() -> None:
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    texts: list[bytes] = []
+    for _ in range(300):
+        chars = "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 60)))
+        raw = chars.encode()
+        if rng.random() < 0.3:  # bytes that are not UTF-8: a lone 0x9b is CSI to some terminals
+            at = rng.randrange(len(raw) + 1)
+            raw = raw[:at] + bytes([rng.choice([0x9B, 0x80, 0xC2, 0xE2, 0xFF])]) + raw[at:]
+        texts.append(raw)
+    with start() as nvim:
+        lines = nvim.exec_lua(
+            "local p = require('minime.ui.printable') local out = {}"
+            " for i, s in ipairs(...) do out[i] = p.line(s, 40) end return out",
+            texts,
+        )
+    for raw, line in zip(texts, lines, strict=True):
+        shown = line.decode() if isinstance(line, bytes) else line
+        assert not UNPRINTABLE.search(shown), (seed, raw, shown)
+        assert not re.search("[\ud800-\udfff]", shown), (seed, raw, shown)  # not UTF-8
+        assert len(shown) <= 40, (seed, raw, shown)

@@ -3,11 +3,11 @@
 --- vim.ui.select item. A title's text goes to the terminal as it is: an ESC in a mode name
 --- (`ESC]0;…`, `ESC[2J`) reached the terminal and garbled the screen, a newline broke the row.
 ---
---- One line: each line break (CR LF, LF, CR, U+2028, U+2029) is "⏎"; every other control
---- character is shown as Vim shows it in a buffer (ESC as "^[", DEL as "^?"), a C1 control
---- (U+0080–U+009F: CSI, OSC as one character) and a bidirectional override as U+FFFD; a text
---- longer than `max` characters is cut and ends with "…". `%` is not touched here: the
---- statusline piece escapes it (minime.status), where it matters.
+--- One line: a byte that is not UTF-8 is U+FFFD; each line break (CR LF, LF, CR, U+2028,
+--- U+2029) is "⏎"; every other control character is shown as Vim shows it in a buffer (ESC
+--- as "^[", DEL as "^?"), a C1 control (U+0080–U+009F: CSI, OSC as one character) and a
+--- bidirectional override as U+FFFD; a text longer than `max` characters is cut and ends with
+--- "…". `%` is not touched here: the statusline piece escapes it (minime.status).
 local M = {}
 
 --- Characters of one printable line, by default.
@@ -21,6 +21,37 @@ local REPLACEMENT = "\239\191\189" -- U+FFFD
 local function caret(c)
   local b = c:byte()
   return b == 127 and "^?" or "^" .. string.char(b + 64)
+end
+
+-- `s` with each byte that is not part of a UTF-8 sequence as U+FFFD: a lone 0x9b is CSI to a
+-- terminal that reads 8-bit controls.
+local function valid_utf8(s)
+  if not s:find("[\128-\255]") then
+    return s
+  end
+  local out, i, n = {}, 1, #s
+  while i <= n do
+    local b = s:byte(i)
+    local len = b < 0x80 and 1 or b >= 0xC2 and b <= 0xDF and 2 or b >= 0xE0 and b <= 0xEF and 3
+      or b >= 0xF0 and b <= 0xF4 and 4
+      or 0
+    local ok = len > 0 and i + len - 1 <= n
+    for k = i + 1, ok and i + len - 1 or 0 do
+      local c = s:byte(k)
+      if c < 0x80 or c > 0xBF then
+        ok = false
+        break
+      end
+    end
+    if ok then
+      out[#out + 1] = s:sub(i, i + len - 1)
+      i = i + len
+    else
+      out[#out + 1] = REPLACEMENT
+      i = i + 1
+    end
+  end
+  return table.concat(out)
 end
 
 local function cut(s, max)
@@ -38,7 +69,7 @@ function M.line(s, max)
   if s == nil or s == vim.NIL then
     return ""
   end
-  s = type(s) == "string" and s or tostring(s)
+  s = valid_utf8(type(s) == "string" and s or tostring(s))
   s = s:gsub("\r\n", "⏎"):gsub("[\r\n]", "⏎")
   s = s:gsub("\226\128[\168\169]", "⏎") -- U+2028, U+2029
   s = s:gsub("[%z\1-\31\127]", caret)
