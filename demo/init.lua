@@ -3,7 +3,7 @@ local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.runtimepath:prepend(root)
 vim.cmd("runtime plugin/minime.lua")
 require("minime").setup({})
-vim.o.statusline = "%f %m%=%{v:lua.require'minime'.statusline()} "
+vim.o.statusline = "%f %m%=%{%v:lua.require'minime'.statusline()%} "
 vim.keymap.set({ "n", "x" }, "<leader>a", ":MiniMeAsk<CR>", { desc = "Ask minime" })
 vim.schedule(function()
   vim.notify(

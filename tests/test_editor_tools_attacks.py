@@ -55,6 +55,24 @@ DENIED: dict[str, list[str]] = {
     "*.secret": ["db.secret"],
     "*.tfvars": ["prod.tfvars"],
     "*.tfstate": ["terraform.tfstate"],
+    ".boto": [".boto"],
+    ".s3cfg": [".s3cfg", "sub/.s3cfg"],
+    ".terraformrc": [".terraformrc"],
+    "kubeconfig": ["kubeconfig", "sub/KUBECONFIG"],
+    "*.ovpn": ["office.ovpn"],
+    "rclone.conf": ["rclone.conf", ".config/rclone/rclone.conf"],
+    "application_default_credentials.json": [".config/gcloud/application_default_credentials.json"],
+    "service-account*.json": ["service-account.json", "sub/service-account-prod.json"],
+    ".authinfo": [".authinfo"],
+    ".authinfo.*": [".authinfo.gpg"],
+    ".yarnrc.yml": [".yarnrc.yml"],
+    ".my.cnf": [".my.cnf"],
+    "auth.json": ["auth.json", ".config/composer/auth.json"],
+    "**/.azure/accessTokens.json": [".azure/accessTokens.json"],
+    "**/.azure/msal_token_cache.*": [".azure/msal_token_cache.json"],
+    "**/.cargo/credentials.toml": [".cargo/credentials.toml"],
+    "**/.m2/settings.xml": [".m2/settings.xml"],
+    "**/.gradle/gradle.properties": [".gradle/gradle.properties"],
     ".*history": [".bash_history", ".zsh_history", ".python_history", ".zhistory", ".history"],
     ".histfile": [".histfile"],
     "**/.git/config": [".git/config", "sub/.git/config"],
@@ -67,7 +85,10 @@ DENIED: dict[str, list[str]] = {
 }
 
 # Files no pattern denies: the deny list must not swallow ordinary files.
-ALLOWED = ["main.py", "sub/config", "keys.txt", "environment.py", "history.txt", "gh.yml"]
+ALLOWED = [
+    *["main.py", "sub/config", "keys.txt", "environment.py", "history.txt", "gh.yml"],
+    *["settings.xml", "gradle.properties", ".yarnrc", "package.json"],
+]
 
 # Working directories inside a denied directory: what is denied there, named from inside.
 INSIDE: dict[str, list[str]] = {
@@ -78,6 +99,10 @@ INSIDE: dict[str, list[str]] = {
     ".docker": ["config.json"],
     ".git": ["config"],
     ".config/gh": ["hosts.yml", "hosts.yaml"],
+    ".azure": ["accessTokens.json", "msal_token_cache.json"],
+    ".cargo": ["credentials.toml"],
+    ".m2": ["settings.xml"],
+    ".gradle": ["gradle.properties"],
 }
 
 

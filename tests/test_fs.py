@@ -88,6 +88,35 @@ def test_write_to_a_loaded_buffer_is_one_undo_step_and_saved(tmp_path: Path) -> 
         assert buf[:] == ["a = 1", "b = 2", "c = 3"]  # one step restores it all
 
 
+def test_a_write_over_unsaved_changes_says_so_and_one_undo_brings_them_back(
+    tmp_path: Path,
+) -> None:
+    """As careful as the disk refresh (which keeps such a buffer as the user left it): the
+    write goes through, but the conversation says it replaced unsaved changes, and `u` in the
+    buffer gives back exactly what the user had typed."""
+    cwd = project(tmp_path)
+    path = cwd / "notes.txt"
+    path.write_text("saved\n")
+    with fs_editor(cwd) as ed:
+        ed.nvim.command(f"edit {path}")
+        ed.nvim.current.buffer[:] = ["typed by the user", "not saved yet"]
+        got = answers(ed, write(path, "the agent's\n"))
+        assert "error" not in got[0], got
+        buf = ed.nvim.current.buffer
+        assert buf[:] == ["the agent's"] and path.read_text() == "the agent's\n"
+        lines = ed.turn_lines()
+        ed.nvim.command("normal! u")
+        assert buf[:] == ["typed by the user", "not saved yet"]
+        assert ed.lua("return vim.bo.modified") is True  # back as the user left it, unsaved
+    assert "⚙ the agent wrote notes.txt over your unsaved changes  [edit] completed" in lines
+    body = diff_under(lines, "the agent wrote notes.txt over your unsaved changes")
+    assert "-typed by the user" in body and "+the agent's" in body
+    assert body[-1] == (
+        "your unsaved changes in this buffer were replaced and the file saved:"
+        " u in the buffer brings them back"
+    )
+
+
 def test_write_creates_a_new_file(tmp_path: Path) -> None:
     cwd = project(tmp_path)
     with fs_editor(cwd) as ed:
@@ -182,9 +211,10 @@ def test_a_write_the_agents_own_tool_already_shows_is_not_drawn_twice(tmp_path: 
     assert headers == [
         f"⚙ Edit {cwd / 'same.txt'}  [edit] completed",
         "⚙ Edit stale.txt  [edit] completed",
-        "⚙ the agent wrote stale.txt  [edit] completed",
+        "⚙ the agent wrote stale.txt over your unsaved changes  [edit] completed",
     ]
-    assert diff_under(lines, "the agent wrote stale.txt")[3:] == ["-unsaved", "+new"]
+    body = diff_under(lines, "the agent wrote stale.txt over your unsaved changes")
+    assert body[3:5] == ["-unsaved", "+new"]
 
 
 def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) -> None:
@@ -205,7 +235,7 @@ def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) 
         assert all("error" not in a for a in got), got
         lines = ed.turn_lines()
     # The diff from what the user saw (the unsaved edit included), its path relative.
-    assert diff_under(lines, "the agent wrote open.py") == [
+    assert diff_under(lines, "the agent wrote open.py over your unsaved changes")[:-1] == [
         "--- a/open.py",
         "+++ b/open.py",
         "@@ -1,3 +1,2 @@",
@@ -216,7 +246,9 @@ def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) 
     ]
     # After what the agent said before writing, not before it (the host's batch went first).
     said = next(i for i, x in enumerate(lines) if x.startswith("writing open.py"))
-    assert said < lines.index("⚙ the agent wrote open.py  [edit] completed")
+    assert said < lines.index(
+        "⚙ the agent wrote open.py over your unsaved changes  [edit] completed"
+    )
     assert diff_under(lines, "the agent wrote closed.txt") == [
         "--- a/closed.txt",
         "+++ b/closed.txt",
@@ -238,7 +270,7 @@ def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) 
         "(no changes)",
     ]
     shown = [x for x in lines if x.startswith(("⚙", "    "))]
-    assert len(shown) == 4 + 7 + 6 + 5 + 3
+    assert len(shown) == 4 + 8 + 6 + 5 + 3
     assert str(tmp_path) not in "\n".join(shown)  # relative paths only
 
 

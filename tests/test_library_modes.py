@@ -103,6 +103,30 @@ def test_current_mode_update_is_an_event_and_the_session_follows_it(tmp_path: Pa
     asyncio.run(main())
 
 
+def test_a_mode_update_to_a_mode_never_offered_is_ignored_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A mode's id is shown in titles and statuslines: one the agent never offered (there,
+    ``%{…}`` ran as Vimscript) is not taken, and the log says so."""
+
+    async def main() -> None:
+        async with await connect(tmp_path) as client:
+            session = await client.new_session()
+            with caplog.at_level("WARNING", logger="minime"):
+                events = [e async for e in session.stream("switch %{execute('qa!')}")]
+            assert [e.kind for e in events if e.kind == "mode"] == []
+            assert session.modes.current == "auto"
+            kinds = [e.kind async for e in session.stream("switch plan")]
+            assert "mode" in kinds and session.modes.current == "plan"
+
+    asyncio.run(main())
+    (record,) = [r for r in caplog.records if "never offered" in r.getMessage()]
+    assert record.name == "minime"
+    assert (
+        "%{execute('qa!')}" in record.getMessage() and "auto, default, plan" in record.getMessage()
+    )
+
+
 def test_set_mode_mid_turn_is_sent_while_the_turn_runs(tmp_path: Path) -> None:
     async def main() -> None:
         async with await connect(tmp_path) as client:

@@ -68,6 +68,33 @@ vim.api.nvim_create_autocmd('FileType', { pattern = 'python', callback = functio
 end })
 """
 
+# pylsp's requests fail as a server's do, in its own words: a request that throws (here the
+# client's request is wrapped to answer with the error a server sends, its traceback quoting
+# the server's files and the project's).
+BREAK_HOVER = """
+local outside = ...
+for _, c in ipairs(vim.lsp.get_clients({ name = 'pylsp' })) do
+  c._minime_request = c.request
+  c.request = function(self, method, params, handler, bufnr)
+    if method ~= 'textDocument/hover' then
+      return self._minime_request(self, method, params, handler, bufnr)
+    end
+    local uri = params.textDocument.uri
+    local message = ('Traceback (most recent call last):\\n  File "%s/lib/pylsp/x.py", line 3\\n'
+      .. 'jedi failed on %s (see file://%s/lib/jedi/api.py:12, ~/.cache/jedi/log)')
+      :format(outside, vim.uri_to_fname(uri), outside)
+    vim.schedule(function() handler({ code = -32603, message = message }, nil) end)
+    return true, 1
+  end
+end
+"""
+
+UNBREAK_HOVER = """
+for _, c in ipairs(vim.lsp.get_clients({ name = 'pylsp' })) do
+  if c._minime_request then c.request, c._minime_request = c._minime_request, nil end
+end
+"""
+
 PENDING = """
 for _, c in ipairs(vim.lsp.get_clients({ name = 'pylsp' })) do
   for _, r in pairs(c.requests) do
@@ -259,6 +286,39 @@ def test_a_definition_outside_the_cwd_is_counted_not_named(lsp: Lsp) -> None:
     answer = json.loads(raw)
     assert answer == {"locations": [], "outside": 1}
     assert "posixpath" not in raw and "/usr" not in raw
+
+
+def test_hover_on_a_symbol_defined_outside_the_cwd_gives_no_docstring(lsp: Lsp) -> None:
+    """A library's docstring is its file's text: `os.path.join` (posixpath) says nothing."""
+    # greeter.py line 9: `        return os.path.join("hello", name)`; col 24 is `join`.
+    where = {"path": "greeter.py", "line": 9, "col": 24}
+
+    # jedi's first look into the standard library may take longer than the tools' timeout.
+    def answered() -> str | None:
+        said = lsp.call("hover", where)
+        return None if "no answer within" in said else said
+
+    raw = wait_for(answered, 120, message="pylsp's hover within the timeout")
+    answer = json.loads(raw)
+    assert answer == {**where, "text": "", "outside": 1}
+    # One defined in the cwd keeps its docstring.
+    inside = lsp.json("hover", {"path": "main.py", "line": 6, "col": 14})
+    assert "Greet someone by name." in inside["text"] and "outside" not in inside
+
+
+def test_a_language_servers_error_names_no_path_outside_the_cwd(lsp: Lsp) -> None:
+    """pylsp's error for a request it fails on quotes its traceback: the files of pylsp and
+    jedi (outside the cwd) become "[outside]"; the model reads the rest as it was."""
+    nvim = lsp.ed.nvim
+    outside = str(REPO / ".venv")
+    nvim.exec_lua(BREAK_HOVER, outside)
+    try:
+        answer = lsp.call("hover", {"path": "main.py", "line": 6, "col": 14})
+    finally:
+        nvim.exec_lua(UNBREAK_HOVER)
+    assert answer.startswith("[client tool error: textDocument/hover failed: pylsp:"), answer
+    assert outside not in answer and "/usr/" not in answer, answer
+    assert "[outside]" in answer and f"{lsp.project}/main.py" in answer, answer
 
 
 def test_no_server_is_a_clear_error_naming_the_filetype(lsp: Lsp) -> None:

@@ -393,3 +393,93 @@ def test_a_50_mb_line_still_arrives_whole(mm: FakeMM) -> None:
             assert result.text == fake_mm.bigline_text(size) + "\nafter"
 
     asyncio.run(main())
+
+
+# -- hostile messages and failing handlers: one line on the library's logger -----------------
+
+HOSTILE_UPDATES = [
+    {"sessionUpdate": "tool_call"},
+    {"sessionUpdate": "agent_message_chunk", "content": 5},
+    {"sessionUpdate": "tool_call_update"},
+    {"sessionUpdate": "current_mode_update"},
+]
+
+
+def test_hostile_updates_and_failing_fs_handlers_are_one_line_on_the_minime_logger(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK logged each with its whole traceback on the root logger: for a program that
+    configured no logging, a traceback on stderr per hostile line."""
+
+    def read(session_id: str, path: str, line: Any, limit: Any) -> str:
+        raise RuntimeError(f"cannot read {path}\nsecond line")
+
+    def write(session_id: str, path: str, content: str) -> None:
+        raise PermissionError(13, "Permission denied", path)
+
+    target = str(tmp_path / "a.txt")
+
+    async def main() -> dict[Any, dict[str, Any]]:
+        async with adversary(tmp_path, fs=(read, write)) as (agent, client):
+            session = await client.new_session()
+            sid = session.session_id
+            raw = [
+                {"raw": json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": p})}
+                for p in ({"sessionId": "@SID@", "update": u} for u in HOSTILE_UPDATES)
+            ]
+            result = await session.complete(
+                steps(
+                    *raw,
+                    ask(1, "fs/read_text_file", {"sessionId": sid, "path": target}),
+                    ask(2, "fs/write_text_file", {"sessionId": sid, "path": target, "content": ""}),
+                    {"say": "still here"},
+                )
+            )
+            assert result.text.endswith("still here")
+            return agent.answers()
+
+    with caplog.at_level("DEBUG"):
+        answers = asyncio.run(main())
+    # The agent still reads what failed, in the handler's words.
+    assert answers[1]["error"]["code"] == -32603
+    assert answers[1]["error"]["data"]["details"].startswith(f"cannot read {target}")
+    assert "Permission denied" in answers[2]["error"]["data"]["details"]
+    assert [r.getMessage() for r in caplog.records if r.name == "root"] == []
+    warnings = [r for r in caplog.records if r.name == "minime" and r.levelno >= 30]
+    said = "\n".join(r.getMessage() for r in warnings)
+    assert said.count("session/update") == len(HOSTILE_UPDATES), said
+    assert "fs/read_text_file: the handler failed: RuntimeError: cannot read" in said
+    assert "fs/write_text_file: the handler failed: PermissionError" in said
+    for record in warnings:
+        assert record.exc_info is None and "\n" not in record.getMessage(), record.getMessage()
+    debug = [r for r in caplog.records if r.name == "minime" and r.levelno == 10 and r.exc_info]
+    assert len(debug) >= len(HOSTILE_UPDATES) + 2  # the tracebacks, for who asks for them
+
+
+def test_the_working_directory_itself_is_not_a_file_to_read(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def read(session_id: str, path: str, line: Any, limit: Any) -> str:
+        seen.append(path)
+        return "listing"
+
+    async def main() -> dict[Any, dict[str, Any]]:
+        async with adversary(tmp_path, fs=(read, lambda *_: None)) as (agent, client):
+            session = await client.new_session()
+            sid = session.session_id
+            paths = [str(tmp_path), str(tmp_path) + "/", str(tmp_path / "sub" / "..")]
+            await session.complete(
+                steps(
+                    *(
+                        ask(n, "fs/read_text_file", {"sessionId": sid, "path": p})
+                        for n, p in enumerate(paths, 1)
+                    )
+                )
+            )
+            return agent.answers()
+
+    answers = asyncio.run(main())
+    assert seen == []
+    for n in (1, 2, 3):
+        assert answers[n]["error"]["code"] == -32602, answers[n]
+        assert "working directory, not a file" in answers[n]["error"]["data"]["details"]

@@ -444,7 +444,7 @@ def test_odd_text_never_breaks(nvim):
           l[1] == 'nul\\0prompt' or l[1] == '> nul\\0prompt',
           has('a\\0b'), has('c\\rd'), has('bad \\xff\\xfe utf8'),
           short and table.concat(xs) == string.rep('x', 200000),
-          has('⚙ t with newline completed'), has('    \\xc3'), has('ℹ two'), has('  lines'),
+          has('⚙ t⏎with newline completed'), has('    \\xc3'), has('ℹ two'), has('  lines'),
           has('☐ a b'), has('☐ bare string'),
         }
         """,

@@ -2,6 +2,8 @@
 --- (rplugin/python3/minime/nvim/session_modes.py calls update()); :MiniMeMode and :MiniMeConfig.
 --- Kept here so the turn float's title, the statusline and the commands' completion read them
 --- at once, without asking the host.
+local printable = require("minime.ui.printable")
+
 local M = {}
 
 ---@class minime.modes.State
@@ -19,7 +21,7 @@ local function key(cwd)
 end
 
 local function notify(message, level)
-  vim.notify("minime: " .. message, vim.log.levels[level or "WARN"])
+  vim.notify("minime: " .. printable.text(message), vim.log.levels[level or "WARN"])
 end
 
 --- Called by the host: the state of the session in `cwd` (nil: it has none any more).
@@ -41,7 +43,8 @@ function M.get(cwd)
   return states[key(cwd or vim.fn.getcwd())]
 end
 
---- "mode: <name>" of the session in `cwd`, or nil when it has no mode.
+--- "mode: <name>" of the session in `cwd` (printable: it goes into titles and statuslines),
+--- or nil when it has no mode.
 ---@param cwd string
 ---@return string?
 function M.label(cwd)
@@ -49,12 +52,14 @@ function M.label(cwd)
   if not state or not state.mode then
     return nil
   end
+  local name = state.mode
   for _, mode in ipairs(state.modes or {}) do
     if mode.id == state.mode then
-      return "mode: " .. mode.name
+      name = mode.name
+      break
     end
   end
-  return "mode: " .. state.mode
+  return "mode: " .. printable.line(name, 40)
 end
 
 --- The state, or nil after saying plainly why there is none.
@@ -94,7 +99,8 @@ function M.set_mode(id)
     kind = "minime.mode",
     format_item = function(mode)
       local mark = mode.id == state.mode and "● " or "  "
-      return mark .. mode.name .. (mode.description and (" — " .. mode.description) or "")
+      local about = mode.description and (" — " .. printable.line(mode.description)) or ""
+      return mark .. printable.line(mode.name, 60) .. about
     end,
   }, function(mode)
     if mode then
@@ -113,11 +119,12 @@ end
 
 local function pick_value(cwd, option)
   vim.ui.select(option.values or {}, {
-    prompt = option.name .. ":",
+    prompt = printable.line(option.name, 60) .. ":",
     kind = "minime.config_value",
     format_item = function(v)
       local mark = v.value == option.current and "● " or "  "
-      return mark .. v.name .. (v.description and (" — " .. v.description) or "")
+      local about = v.description and (" — " .. printable.line(v.description)) or ""
+      return mark .. printable.line(v.name, 60) .. about
     end,
   }, function(v)
     if v then
@@ -155,7 +162,8 @@ function M.set_config(id, value)
     prompt = "Config option:",
     kind = "minime.config",
     format_item = function(option)
-      return ("%s (%s): %s"):format(option.name, option.id, tostring(option.current))
+      local line = printable.line
+      return ("%s (%s): %s"):format(line(option.name, 60), line(option.id, 60), line(option.current, 60))
     end,
   }, function(option)
     if option then

@@ -19,7 +19,8 @@ local levels = { error = vim.log.levels.ERROR, warn = vim.log.levels.WARN, info 
 ---@param message string
 ---@param level? "error"|"warn"|"info"
 function M.notify(message, level)
-  vim.notify(message, levels[level or "error"] or vim.log.levels.ERROR)
+  -- Host messages quote the agent (its name, modes, options, errors): made printable here.
+  vim.notify(require("minime.ui.printable").text(message), levels[level or "error"] or vim.log.levels.ERROR)
 end
 
 --- One batch of events for the turn float of `key` (the session's cwd): see minime.ui.turn.
@@ -102,11 +103,12 @@ function M.pick_session(cwd, items, how)
     prompt = how == "load" and "Reopen a session (its history replays):" or "Resume a session:",
     kind = "minime.session",
     format_item = function(item)
-      local parts = { item.title ~= "" and item.title or "(untitled)" }
+      local line = require("minime.ui.printable").line
+      local parts = { item.title ~= "" and line(item.title, 80) or "(untitled)" }
       if item.updated_at ~= "" then
-        parts[#parts + 1] = item.updated_at
+        parts[#parts + 1] = line(item.updated_at, 40)
       end
-      parts[#parts + 1] = item.session_id
+      parts[#parts + 1] = line(item.session_id, 80)
       return table.concat(parts, " · ")
     end,
   }, function(item)

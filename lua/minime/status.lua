@@ -18,10 +18,8 @@ local function running()
   return require("minime.ui.turn").running_count()
 end
 
---- The statusline text: a spinner frame and "minime" while a turn runs, then " · mode: <name>"
---- when the current cwd's session has a mode; '' when neither.
----@return string
-function M.statusline()
+--- The statusline text with its `%` as they are.
+local function text()
   local n = running()
   local modes = package.loaded["minime.modes"]
   local mode = modes and modes.label(vim.uv.fs_realpath(vim.fn.getcwd()) or vim.fn.getcwd())
@@ -32,6 +30,15 @@ function M.statusline()
   -- The frame follows the clock, so every window's statusline shows the same one.
   local frame = M.frames[math.floor(uv.hrtime() / (M.interval * 1e6)) % #M.frames + 1]
   return (n > 1 and ("%s minime (%d)"):format(frame, n) or frame .. " minime") .. tail
+end
+
+--- The statusline text: a spinner frame and "minime" while a turn runs, then " · mode: <name>"
+--- when the current cwd's session has a mode; '' when neither. Every `%` is doubled: the text
+--- is evaluated as a statusline ('statusline' with `%{%…%}` or `%!`, lualine), where an
+--- agent's `%{…}` in a mode's name or id would run as Vimscript.
+---@return string
+function M.statusline()
+  return (text():gsub("%%", "%%%%"))
 end
 
 local function redraw()

@@ -39,18 +39,7 @@ local function target(params, ctx)
   return real, rel
 end
 
--- The loaded normal buffer whose file is `real`, if any.
-local function loaded_buffer(real)
-  for _, buf in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
-      local name = api.nvim_buf_get_name(buf)
-      if name ~= "" and paths.realpath(name) == real then
-        return buf
-      end
-    end
-  end
-  return nil
-end
+local loaded_buffer = paths.loaded_buffer
 
 -- Loaded buffers of the file not written through (a special 'buftype') see the new text.
 local function checktime(real)
@@ -118,6 +107,12 @@ local function read(params, ctx)
   return slice(body, line, limit)
 end
 
+-- A write to a buffer with unsaved changes goes through (the agent may well have read that
+-- text: a read answers a loaded buffer's, unsaved edits included), as one undo step, and is
+-- said in the conversation: nothing the user typed is lost without a word.
+local UNSAVED_NOTE = "your unsaved changes in this buffer were replaced and the file saved:"
+  .. " u in the buffer brings them back"
+
 -- Each write the conversation shows gets its own line there.
 local writes = 0
 
@@ -125,14 +120,17 @@ local writes = 0
 --- it, drawn like an agent's edit (minime.ui.diff bounds it). `old` is the text before, nil for
 --- a new file, false when it was not read: then `note` says why, in place of the hunks. (The
 --- events are ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
-local function show(cwd, rel, old, new, note)
+local function show(cwd, rel, old, new, note, unsaved)
   local turn = require("minime.ui.turn")
-  if old ~= false and old ~= new and turn.shows_change(cwd, rel, old, new) then
+  if not unsaved and old ~= false and old ~= new and turn.shows_change(cwd, rel, old, new) then
     return -- the agent's own tool line already shows this very change
   end
   writes = writes + 1
   local id = "fs/write_text_file " .. writes
   local title = "the agent wrote " .. rel .. (old == new and " (no changes)" or "")
+  if unsaved and old ~= new then
+    title = "the agent wrote " .. rel .. " over your unsaved changes"
+  end
   local call =
     { kind = "tool_call", id = id, title = title, tool_kind = "edit", status = "completed" }
   local events = { call }
@@ -141,6 +139,11 @@ local function show(cwd, rel, old, new, note)
     events[2] = { kind = "tool_result", id = id, output = table.concat(head, "\n") .. "\n" .. note }
   else
     call.diffs = { { path = rel, oldText = old, newText = new } }
+  end
+  if unsaved and old ~= new then
+    local before = events[2] and (events[2].output .. "\n") or ""
+    local output = before .. UNSAVED_NOTE
+    events[2] = { kind = "tool_result", id = id, output = output, diffs = call.diffs }
   end
   pcall(turn.apply, cwd, events)
 end
@@ -168,9 +171,10 @@ local function write(params, ctx)
     fail("content must be a string")
   end
   local buf = loaded_buffer(real)
-  local old, note
+  local old, note, unsaved
   if buf then
     old = buffer_text(buf)
+    unsaved = vim.bo[buf].modified
     buffer_writer.write(buf, content)
   else
     local stat, problem = file_writer.stat(real)
@@ -184,7 +188,7 @@ local function write(params, ctx)
     end
     checktime(real)
   end
-  show(ctx.cwd, rel, old, content, note)
+  show(ctx.cwd, rel, old, content, note, unsaved)
   return vim.NIL
 end
 

@@ -1,6 +1,7 @@
 --- LSP locations as the model reads them: 1-based lines and byte columns (from the server's
 --- encoding), paths relative to the cwd with the line's text, in-scope ones only — the others
 --- are counted (`outside`), never named — and bounded like the other tools' answers.
+local paths = require("minime.editor.paths")
 local text = require("minime.editor.text")
 
 local uv = vim.uv or vim.loop
@@ -19,8 +20,8 @@ local function line_reader()
     local lines = cache[real]
     if lines == nil then
       lines = false
-      local buf = vim.fn.bufnr(real)
-      if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+      local buf = paths.loaded_buffer(real)
+      if buf then
         lines = { buf = buf }
       else
         local stat = uv.fs_stat(real)

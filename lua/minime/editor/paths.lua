@@ -98,4 +98,21 @@ function M.expand(text)
   return out
 end
 
+--- The loaded normal buffer whose file is `real` (a resolved path), if any: by exact name
+--- after resolving it, never by vim.fn.bufnr(), which matches file patterns and partial names
+--- (`.e` found the loaded `.env`).
+---@param real string
+---@return integer?
+function M.loaded_buffer(real)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(buf)
+      if name ~= "" and M.realpath(name) == real then
+        return buf
+      end
+    end
+  end
+  return nil
+end
+
 return M

@@ -191,6 +191,27 @@ function Scope:names_inside(text)
   return not deny.any(self.deny, { vim.fs.basename(real), rel, real, vim.fs.basename(text) })
 end
 
+--- `text` (a language server's words: an error, a hover) with every path that leads out of
+--- scope or to a denied file replaced by "[outside]": an absolute or `~/` path, or a
+--- `file://` URI, among the words and between the quotes, brackets and separators around it.
+---@param text string
+---@return string
+function Scope:scrub(text)
+  return (
+    text:gsub("%S+", function(word)
+      return (
+        word:gsub("[^=:,;\"'`()<>%[%]{}|]+", function(piece)
+          local path = piece:match("^~?/.*")
+          if path and not self:names_inside((path:gsub("^/+", "/"))) then
+            return "[outside]"
+          end
+          return nil
+        end)
+      )
+    end)
+  )
+end
+
 --- The in-scope entry of buffer `buf`, or nil: a normal (buftype ""), listed buffer with a
 --- file name (not a `scheme://` name) in scope. `listed = false` skips the listed check (files
 --- a quickfix list names have buffers that are not listed).

@@ -1,6 +1,8 @@
 --- client_hover { symbol?, path?, line?, col? }: what the language server shows on hover
 --- (signature, documentation), as markdown.
---- -> { path, line, col, text }   (text "" when the server has nothing to say there)
+--- -> { path, line, col, text }   (text "" when the server has nothing to say there; "" and
+---    outside = 1 when the symbol is defined only outside the cwd: a library's docstring is
+---    its file's text). Paths out of scope in the text are "[outside]".
 local args_mod = require("minime.editor.args")
 local lsp = require("minime.editor.lsp")
 local symbols = require("minime.editor.lsp_symbols")
@@ -8,6 +10,14 @@ local scope_mod = require("minime.editor.scope")
 local text = require("minime.editor.text")
 
 local METHOD = "textDocument/hover"
+
+--- Whether the symbol at the position is defined only outside the scope (a library's file):
+--- its docstring is that file's text, not shown. A server that cannot say keeps the hover.
+local function defined_outside(scope, entry, line, col, timeout_ms)
+  local out = lsp.collector(scope, { max_lines = 50, max_bytes = 100000, max_line_bytes = 200 })
+  local ok = pcall(lsp.locations_at, out, entry, line, col, "textDocument/definition", timeout_ms)
+  return ok and out.outside > 0 and #out.items == 0
+end
 
 local function handler(args, ctx)
   args = args_mod.table(args)
@@ -29,6 +39,10 @@ local function handler(args, ctx)
     end
   end
   local body = text.sanitize(table.concat(parts, "\n\n---\n\n"))
+  if body ~= "" and defined_outside(scope, entry, line, col, ctx.lsp_timeout_ms) then
+    return { path = entry.path, line = line, col = col, text = "", outside = 1 }
+  end
+  body = scope:scrub(body)
   if #body > limits.max_bytes then
     body = body:sub(1, limits.max_bytes) .. "\n[cut: hover text longer than the output limit]"
   end

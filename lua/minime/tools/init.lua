@@ -76,7 +76,11 @@ end
 local function settle(name, is_user, ctx, ok, result, traceback)
   if not ok then
     local message = message_of(result)
-    if message then
+    if message and not is_user then
+      -- A built-in tool's error may quote a language server's, which names any file.
+      local made, scope = pcall(require("minime.editor.scope").new, ctx)
+      return { ok = false, error = made and scope:scrub(message) or message }
+    elseif message then
       return { ok = false, error = message }
     end
     M.last_error = traceback or tostring(result)

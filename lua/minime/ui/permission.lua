@@ -253,7 +253,7 @@ start_countdown = function(p)
       vim.notify(
         ("minime: no answer within %s s — rejected: %s"):format(
           tostring(p.req.timeout),
-          view.safe(window.oneline(view.str(p.req.title)))
+          require("minime.ui.printable").line(p.req.title, 121)
         ),
         vim.log.levels.WARN
       )

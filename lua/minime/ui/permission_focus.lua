@@ -7,7 +7,6 @@
 local config = require("minime.config")
 local last_key = require("minime.ui.last_key")
 local view = require("minime.ui.permission_view")
-local window = require("minime.ui.window")
 
 local api = vim.api
 
@@ -97,12 +96,10 @@ end
 --- Say once that a prompt waits (shown without focus), and how to answer it.
 ---@param p minime.permission.Prompt
 function M.ring(p)
-  local title = view.str(p.req.title) ~= "" and window.oneline(p.req.title) or "a tool call"
-  if vim.fn.strchars(title) > 120 then
-    title = vim.fn.strcharpart(title, 0, 120) .. "…" -- the float shows it whole
-  end
+  local title = view.str(p.req.title) ~= "" and p.req.title or "a tool call"
+  title = require("minime.ui.printable").line(title, 121) -- the float shows it whole
   vim.notify(
-    ("minime: permission asked: %s — :MiniMePermission to answer"):format(view.safe(title)),
+    ("minime: permission asked: %s — :MiniMePermission to answer"):format(title),
     vim.log.levels.WARN
   )
 end

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import agent_file
+from . import agent_file, sdk_log
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
 from .errors import Error, describe
@@ -108,6 +108,7 @@ class Client(StoredSessions):
         assert process.stdout is not None and process.stdin is not None
         self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
         self.transport.on_load_answered = self._replay_over
+        sdk_log.install()  # its tracebacks of hostile messages: one line on our logger
         self.rpc = acp.connect_to_agent(Handler(self), self.transport)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:

@@ -57,14 +57,17 @@ def file_system(fs: Any) -> FileSystem | None:
 
 
 def inside(cwd: str, path: str) -> str:
-    """The real path of ``path`` when it lies in ``cwd``; ValueError (saying why) otherwise."""
+    """The real path of ``path`` when it lies in ``cwd`` (not ``cwd`` itself, a directory);
+    ValueError (saying why) otherwise."""
     if not isinstance(path, str) or not os.path.isabs(path):
         raise ValueError(f"path must be absolute, got {path!r}")
     if "\0" in path:
         raise ValueError("path contains a NUL byte")
     root = os.path.realpath(cwd)
     real = os.path.realpath(path)
-    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+    if real == root:
+        raise ValueError(f"path {path!r} is the session's working directory, not a file in it")
+    if not real.startswith(root.rstrip(os.sep) + os.sep):
         raise ValueError(f"path {path!r} is outside the session's working directory")
     return real
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .fs import inside
 from .model import PermissionOption, PermissionRequest
 from .permissions import decide
+from .sdk_log import first_line
 from .tool_service import TOOLS_LIST_METHOD
 from .updates import _tool_call
 
@@ -16,6 +18,23 @@ if TYPE_CHECKING:
     from .client import Client
 
 log = logging.getLogger("minime")
+T = TypeVar("T")
+
+
+async def _handled(method: str, work: Awaitable[T]) -> T:
+    """An fs handler's failure as the agent's JSON-RPC error (its words as ``details``), said in
+    one line on the ``minime`` logger (its traceback at debug), not the SDK's root-logger
+    traceback. A missing file and a refusal (RequestError) pass as they are."""
+    from acp import RequestError
+
+    try:
+        return await work
+    except (FileNotFoundError, RequestError):
+        raise
+    except Exception as exc:
+        log.warning("%s: the handler failed: %s", method, first_line(exc))
+        log.debug("%s: the handler failed", method, exc_info=True)
+        raise RequestError.internal_error({"details": str(exc)}) from None
 
 
 class Handler:
@@ -90,7 +109,7 @@ class Handler:
                 self._refuse(f"{name} must be {'>= 1' if name == 'line' else '>= 0'}, got {value}")
         try:
             text = await self._owner.transport.cancellable(
-                fs.read_text(session_id, real, line, limit)
+                _handled("fs/read_text_file", fs.read_text(session_id, real, line, limit))
             )
         except FileNotFoundError as exc:
             # ACP's "Resource not found": agents tell it from a refusal (qwen-code reads it as
@@ -107,7 +126,9 @@ class Handler:
         from acp.schema import WriteTextFileResponse
 
         fs, real = self._fs_target("fs/write_text_file", session_id, path)
-        await self._owner.transport.cancellable(fs.write_text(session_id, real, content))
+        await self._owner.transport.cancellable(
+            _handled("fs/write_text_file", fs.write_text(session_id, real, content))
+        )
         return WriteTextFileResponse()
 
     def _fs_target(self, method: str, session_id: str, path: str) -> tuple[Any, str]:

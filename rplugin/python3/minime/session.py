@@ -160,7 +160,8 @@ class Session:
         event = session_state.state_event(update) or to_event(update, earlier, streamed)
         if event is None:
             return
-        session_state.follow(self, event)  # mode and config: known between turns too
+        if not session_state.follow(self, event):  # mode and config: known between turns too
+            return
         if turn is not None and turn.request is not None:
             if self._is_past(update, turn):
                 log.debug("an update for a call of an earlier turn, not shown: %s", event.kind)

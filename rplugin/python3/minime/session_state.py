@@ -7,6 +7,7 @@ that never asks before editing; choosing the mode is how a client gets asked.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,8 @@ from .model import ConfigOption, ConfigValue, Event, SessionMode, SessionModes
 
 if TYPE_CHECKING:
     from .session import Session
+
+log = logging.getLogger("minime")
 
 
 def modes_of(model: Any) -> SessionModes | None:
@@ -81,15 +84,23 @@ def take_answer(session: Session, response: Any) -> None:
     session.config_options = options_of(getattr(response, "config_options", None))
 
 
-def follow(session: Session, event: Event) -> None:
-    """Keep the session's state as a ``mode`` or ``config`` event says it now is."""
+def follow(session: Session, event: Event) -> bool:
+    """Keep the session's state as a ``mode`` or ``config`` event says it now is; False (and
+    logged) for a mode the agent never offered, which is not taken: a mode's id is shown in
+    titles and statuslines, and an agent's ``%{…}`` there ran as Vimscript."""
     if event.kind == "mode" and event.mode is not None:
-        if session.modes is not None:
-            session.modes.current = event.mode
-        else:  # announced without a list: known by its id only
-            session.modes = SessionModes(current=event.mode, available=[])
+        modes = session.modes
+        if modes is None or modes.find(event.mode) is None:
+            log.warning(
+                "current_mode_update to a mode %s never offered, ignored (its modes: %s)",
+                ascii(event.mode)[:200],
+                _offered(session) or "none",
+            )
+            return False
+        modes.current = event.mode
     elif event.kind == "config" and event.config_options is not None:
         session.config_options = event.config_options
+    return True
 
 
 def agent_name(session: Session) -> str:

@@ -144,7 +144,7 @@ function M.begin(t, ev)
   t.cwd = present(ev.cwd) and str(ev.cwd) or t.key
   t.session_id = present(ev.session_id) and str(ev.session_id) or t.session_id
   if present(ev.agent) then
-    t.agent = str(ev.agent)
+    t.agent = require("minime.ui.printable").line(str(ev.agent), 60)
   end
   t.running, t.stop_reason, t.error = true, nil, nil
   trim_old(t)

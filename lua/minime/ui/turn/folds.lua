@@ -125,7 +125,7 @@ function M.text()
   end
   return {
     { "▸ thinking ", "MiniMeFold" },
-    { vim.trim(line), "MiniMeThinking" },
+    { require("minime.ui.printable").line(vim.trim(line)), "MiniMeThinking" },
     { ("  (%d lines)"):format(n), "MiniMeFold" },
   }
 end

@@ -163,7 +163,7 @@ local function finish(t)
   if visible(t) then
     api.nvim_win_set_config(t.win, float.config(t))
   else
-    local what = data.error and ("failed: " .. data.error)
+    local what = data.error and ("failed: " .. require("minime.ui.printable").text(data.error))
       or ("finished (" .. (text.reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
     vim.notify(
       "minime: turn in " .. vim.fn.fnamemodify(t.cwd, ":~") .. " " .. what,

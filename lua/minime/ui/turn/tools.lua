@@ -5,6 +5,7 @@ local buffer = require("minime.ui.turn.buffer")
 local diff = require("minime.ui.diff")
 local document = require("minime.ui.turn.document")
 local text = require("minime.ui.turn.text")
+local printable = require("minime.ui.printable")
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -187,7 +188,7 @@ local function get_tool(t, id)
   end
   tool = {
     id = id,
-    title = id ~= "" and window.oneline(id) or "tool",
+    title = id ~= "" and printable.line(id) or "tool",
     status = "pending",
     hlen = 0,
     input_n = 0,
@@ -241,14 +242,14 @@ local function on_tool(t, ev, result)
   local tool, new_row = get_tool(t, str(ev.id))
   if not result then
     if present(ev.title) then
-      tool.title = clip(window.oneline(ev.title))
+      tool.title = clip(printable.line(ev.title, math.huge))
     end
     if present(ev.tool_kind) then
-      tool.kind = window.oneline(ev.tool_kind)
+      tool.kind = printable.line(ev.tool_kind, 40)
     end
   end
   if present(ev.status) then
-    tool.status = window.oneline(ev.status)
+    tool.status = printable.line(ev.status, 40)
   elseif result and not new_row then
     tool.status = "completed"
   end

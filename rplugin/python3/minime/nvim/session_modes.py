@@ -30,11 +30,15 @@ log = logging.getLogger("minime")
 
 
 def state_of(session: Session) -> dict[str, Any]:
-    """What Lua keeps of a session: its agent, mode, modes and config options."""
+    """What Lua keeps of a session: its agent, mode, modes and config options. Its mode only
+    if the agent offered it (session/new may name any ``currentModeId``)."""
     modes = session.modes
+    offered = modes is not None and modes.find(modes.current) is not None
+    if modes is not None and not offered:
+        log.warning("the current mode %s was never offered: not shown", ascii(modes.current)[:200])
     state = {
         "agent": agent_name(session),
-        "mode": modes.current if modes else None,
+        "mode": modes.current if modes and offered else None,
         "modes": msgspec.to_builtins(modes.available) if modes else [],
         "config": msgspec.to_builtins(session.config_options),
     }
