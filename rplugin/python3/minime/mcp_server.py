@@ -71,20 +71,21 @@ class McpSession:
         except msgspec.DecodeError as exc:
             self._send(_error(None, PARSE_ERROR, f"not JSON: {exc}"))
             return
-        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            if isinstance(message, dict) and ("result" in message or "error" in message):
-                return  # an answer to a request of ours: we send none
-            self._send(_error(None, INVALID_REQUEST, "not a JSON-RPC request"))
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            task = self._running.get(params.get("requestId") if isinstance(params, dict) else None)
+            if task is not None:
+                task.cancel()  # MCP: a cancelled request gets no answer
             return
-        method, params = message["method"], message.get("params") or {}
-        if "id" not in message:
-            if method == "notifications/cancelled" and isinstance(params, dict):
-                task = self._running.get(params.get("requestId"))
-                if task is not None:
-                    task.cancel()
+        if not isinstance(message, dict) or "id" not in message:
+            known = isinstance(message, dict) and (
+                isinstance(message.get("method"), str) or "result" in message or "error" in message
+            )
+            if not known:  # a notification (or an answer to us) is ignored; this is neither
+                self._send(_error(None, INVALID_REQUEST, "not a JSON-RPC request"))
             return
         request_id = message["id"]
-        task = asyncio.get_running_loop().create_task(self._answer(request_id, method, params))
+        task = asyncio.get_running_loop().create_task(self._answer_in_task(message))
         self._running[request_id] = task
         task.add_done_callback(lambda _: self._running.pop(request_id, None))
 
@@ -92,19 +93,28 @@ class McpSession:
         for task in list(self._running.values()):
             task.cancel()
 
-    async def _answer(self, request_id: Any, method: str, params: Any) -> None:
+    async def _answer_in_task(self, message: dict[str, Any]) -> None:
+        line = await self.answer(message)
+        if line is not None:
+            self._send(line)
+
+    async def answer(self, message: Any) -> bytes | None:
+        """The answer line to one decoded message (None for a notification or an answer)."""
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            if isinstance(message, dict) and ("result" in message or "error" in message):
+                return None  # an answer to a request of ours: we send none
+            return _error(None, INVALID_REQUEST, "not a JSON-RPC request")
+        if "id" not in message:
+            return None  # notifications/initialized and the like
+        request_id, method, params = message["id"], message["method"], message.get("params")
         try:
             result = await self._dispatch(method, params if isinstance(params, dict) else {})
-        except asyncio.CancelledError:
-            return  # MCP: no answer to a cancelled request
         except McpError as exc:
-            self._send(_error(request_id, exc.code, str(exc)))
-            return
+            return _error(request_id, exc.code, str(exc))
         except Exception as exc:  # a bug here is the agent's failed request, not the host's end
             log.exception("MCP %s failed", method)
-            self._send(_error(request_id, INTERNAL_ERROR, f"{method} failed: {exc}"))
-            return
-        self._send(msgspec.json.encode({"jsonrpc": "2.0", "id": request_id, "result": result}))
+            return _error(request_id, INTERNAL_ERROR, f"{method} failed: {exc}")
+        return msgspec.json.encode({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     async def _dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "initialize":
