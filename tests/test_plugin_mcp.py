@@ -1,0 +1,111 @@
+"""The editor tools over MCP in the plugin, end to end: a real Neovim, the host, the bridge the
+agent spawns, the Lua tools; the agent is tests/agents/mcp_agent.py, an MCP client of the
+servers each session is given. What the agent reports reading is what a model would read."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from minime import mcp as bridge
+from plugin_harness import Editor, editor_with, process_gone, running_with, wait_for
+
+AGENT = Path(__file__).with_name("agents") / "mcp_agent.py"
+BRIDGE = str(Path(bridge.__file__).resolve())
+
+
+@contextlib.contextmanager
+def mcp_editor(cwd: Path, **opts: Any) -> Iterator[Editor]:
+    agent = {"cmd": [sys.executable, str(AGENT)], "label": "mcp-agent", **opts.pop("agent", {})}
+    with editor_with(cwd, {"agent": agent, **opts}, timeout=30.0, ask_command=False) as ed:
+        yield ed
+
+
+def said(ed: Editor, prompt: Any, word: str) -> Any:
+    done, _ = ed.turn(prompt if isinstance(prompt, str) else json.dumps(prompt))
+    assert not done.get("error"), done
+    text = "".join(ed.turn_lines())
+    assert f"{word} " in text, text
+    return json.JSONDecoder().raw_decode(text.rsplit(f"{word} ", 1)[1])[0]
+
+
+def call(ed: Editor, tool: str, **arguments: Any) -> dict[str, Any]:
+    return said(ed, {"tool": tool, "arguments": arguments}, "MCP")
+
+
+def project(tmp_path: Path) -> Path:
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    (cwd / "a.txt").write_text("on disk\n")
+    (tmp_path / "outside.txt").write_text("OUTSIDE_SECRET\n")
+    return cwd
+
+
+def test_the_agent_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    with mcp_editor(cwd) as ed:
+        ed.nvim.command(f"edit {cwd / 'a.txt'}")
+        ed.nvim.current.buffer[:] = ["unsaved text"]
+        ed.nvim.command(f"badd {tmp_path / 'outside.txt'}")
+        tools = said(ed, "tools", "TOOLS")
+        read = call(ed, "read_buffer", path="a.txt")
+        outside = call(ed, "read_buffer", path=str(tmp_path / "outside.txt"))
+        listed = call(ed, "open_buffers")
+        caps = said(ed, "caps", "CAPS")
+    assert "read_buffer" in tools["minime"] and "open_buffers" in tools["minime"]
+    assert read["result"]["isError"] is False
+    assert json.loads(read["result"]["content"][0]["text"])["text"] == "unsaved text"
+    assert outside["result"]["isError"] is True
+    assert "OUTSIDE_SECRET" not in json.dumps(outside) and "outside.txt" not in json.dumps(listed)
+    assert "org.mini-me/tools" not in json.dumps(caps)  # no model sees a tool twice
+
+
+def test_user_and_definition_servers_reach_every_session_in_acp_shape(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    own = {"name": "mine", "command": "/bin/true", "args": ["x"], "env": {"K": "v"}}
+    defs = {"name": "defs", "command": "/bin/true"}
+    web = {"name": "web", "url": "http://127.0.0.1:9/mcp", "headers": {"A": "b"}}
+    with mcp_editor(cwd, agent={"mcp_servers": [defs]}, mcp_servers=[own, web]) as ed:
+        servers = said(ed, "servers", "SERVERS")
+        note = ed.wait_note("'web' was not passed")
+    by_name = {s["name"]: s for s in servers}
+    assert by_name["mine"] == {
+        "name": "mine",
+        "command": "/bin/true",
+        "args": ["x"],
+        "env": [{"name": "K", "value": "v"}],
+    }
+    assert by_name["defs"]["command"] == "/bin/true" and "web" not in by_name
+    assert "minime" in by_name
+    assert "http" in note
+
+
+def test_editor_tools_client_or_none_gives_no_mcp_server(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    for how in ("client", "none"):
+        with mcp_editor(cwd, editor_tools=how) as ed:
+            servers = said(ed, "servers", "SERVERS")
+            caps = said(ed, "caps", "CAPS")
+        assert [s["name"] for s in servers] == [], how
+        assert ("org.mini-me/tools" in json.dumps(caps)) == (how == "client"), caps
+
+
+def test_no_bridge_is_left_after_stop_or_quit(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    with mcp_editor(cwd) as ed:
+        said(ed, "tools", "TOOLS")
+        assert running_with(BRIDGE), "the bridge runs while its session does"
+        (agent,) = map(int, ed.lua("return vim.tbl_keys(require('minime.host').agents)"))
+        ed.nvim.command("MiniMeStop")
+        wait_for(lambda: not running_with(BRIDGE), 10, message="for the bridge to end (stop)")
+        wait_for(lambda: process_gone(agent), 10, message="for the agent to end (stop)")
+        ed.wait_note("agent stopped")  # the stop is over: an ask now starts a new agent
+        said(ed, "tools", "TOOLS")  # a new agent, a new session, a new bridge
+        assert running_with(BRIDGE)
+        with contextlib.suppress(OSError, EOFError):
+            ed.nvim.command("qa!")
+    wait_for(lambda: not running_with(BRIDGE), 10, message="for the bridge to end (:qa!)")
