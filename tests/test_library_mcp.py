@@ -239,3 +239,28 @@ def _gone_within(pid: int, seconds: float) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+@pytest.mark.parametrize("how", ["load", "resume"])
+def test_a_reopened_session_gets_a_fresh_server_and_its_old_token_is_refused(
+    tmp_path: Path, how: str
+) -> None:
+    async def go() -> tuple[Any, Any, Any]:
+        client = await connect(tmp_path)
+        try:
+            first = await client.new_session()
+            old = _entry_env(reply(await said(first, "servers"), "SERVERS"))
+            reopen = client.load_session if how == "load" else client.resume_session
+            session = await reopen(first.session_id, str(tmp_path))
+            new = _entry_env(reply(await said(session, "servers"), "SERVERS"))
+            called = reply(await said(session, {"tool": "echo", "arguments": {"x": "y"}}), "MCP")
+            path = old["MINIME_MCP_SOCKET"]
+            refused = await asyncio.to_thread(_present, path, old["MINIME_MCP_TOKEN"])
+            return new["MINIME_MCP_TOKEN"] != old["MINIME_MCP_TOKEN"], called, refused
+        finally:
+            await client.close()
+
+    fresh, called, refused = run(go())
+    assert fresh, "each opening gets its own token"
+    assert json.loads(called["result"]["content"][0]["text"])["x"] == "y"
+    assert refused.startswith(b"refused")
