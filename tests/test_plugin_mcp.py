@@ -109,3 +109,25 @@ def test_no_bridge_is_left_after_stop_or_quit(tmp_path: Path) -> None:
         with contextlib.suppress(OSError, EOFError):
             ed.nvim.command("qa!")
     wait_for(lambda: not running_with(BRIDGE), 10, message="for the bridge to end (:qa!)")
+
+
+def health(ed: Editor) -> str:
+    ed.nvim.command("checkhealth minime")
+    return "\n".join(ed.nvim.current.buffer[:])
+
+
+def test_checkhealth_says_which_path_each_agent_takes_and_starts_the_bridge(
+    tmp_path: Path,
+) -> None:
+    cwd = project(tmp_path)
+    web = {"name": "web", "url": "http://127.0.0.1:9/mcp"}
+    with mcp_editor(cwd, mcp_servers=[web]) as ed:
+        text = health(ed)
+    assert 'agent "inline" gets the editor tools over an MCP server of each session' in text
+    assert "per agent: claude: mcp, codex: mcp, mm: client, qwen: mcp, sdk_example: mcp" in text
+    assert "the editor's MCP server starts: tools/list answered in" in text, text
+    assert "MCP server web is not passed: the agent does not take http servers" in text
+    with mcp_editor(cwd, editor_tools="client") as ed:
+        text = health(ed)
+    assert "over mm's client-tools extension" in text and "from setup{ editor_tools }" in text
+    assert "MCP server starts" not in text
