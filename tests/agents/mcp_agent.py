@@ -8,7 +8,10 @@ before it answers. It runs no model: each prompt is one word or JSON.
 - ``tools`` answers ``TOOLS <the names tools/list gave, per server>``;
 - ``servers`` answers ``SERVERS <the mcpServers it received>``; ``caps`` the client's
   capabilities; ``pids`` the pids of the servers it spawned;
-- ``restart`` spawns the session's servers again with the same entries (a token reused).
+- ``restart`` spawns the session's servers again with the same entries (a token reused);
+- lines ``/tool NAME [JSON]`` (and ``/say TEXT``), as the fake mm's scripts: each calls NAME on
+  the editor's server and says ``client_NAME -> <text>``, a failed call's text as mm shows it
+  (``[client tool error: <text>]``), so the tests read both paths alike.
 
 With ``MCP_AGENT_HTTP=1`` it advertises ``mcpCapabilities.http``. A server that exits before
 it answers is reported as ``MCP {"exited": status, "stderr": ...}``.
@@ -85,6 +88,22 @@ class Server:
         self.failed = None if "result" in listed else listed
 
 
+def script(sid: str, text: str, server: Server | None) -> None:
+    for line in text.splitlines():
+        word, _, rest = line.strip().partition(" ")
+        if word == "/say":
+            say(sid, rest + "\n")
+            continue
+        name, _, arguments = rest.partition(" ")
+        call = {"name": name, "arguments": json.loads(arguments) if arguments.strip() else {}}
+        answer = server.ask("tools/call", call) if server else {"error": "no editor server"}
+        result = answer.get("result") or {}
+        shown = "".join(b.get("text", "") for b in result.get("content", [])) or json.dumps(answer)
+        if result.get("isError") or "result" not in answer:
+            shown = f"[client tool error: {shown}]"
+        say(sid, f"client_{name} -> {shown}\n")
+
+
 def main() -> None:
     caps: dict = {}
     given: dict[str, list[dict]] = {}
@@ -122,7 +141,9 @@ def main() -> None:
             texts = [b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"]
             text = texts[0].strip() if texts else ""
             servers = running.get(sid, {})
-            if text == "caps":
+            if text.startswith(("/tool", "/say")):
+                script(sid, text, servers.get("minime"))
+            elif text == "caps":
                 say(sid, "CAPS " + json.dumps(caps, sort_keys=True))
             elif text == "servers":
                 say(sid, "SERVERS " + json.dumps(given.get(sid), sort_keys=True))
