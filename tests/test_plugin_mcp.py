@@ -131,3 +131,18 @@ def test_checkhealth_says_which_path_each_agent_takes_and_starts_the_bridge(
         text = health(ed)
     assert "over mm's client-tools extension" in text and "from setup{ editor_tools }" in text
     assert "MCP server starts" not in text
+
+
+def test_reset_ends_the_old_sessions_server_and_the_new_session_gets_its_own(
+    tmp_path: Path,
+) -> None:
+    cwd = project(tmp_path)
+    with mcp_editor(cwd) as ed:
+        said(ed, "tools", "TOOLS")
+        (old,) = said(ed, "pids", "PIDS")
+        ed.nvim.command("MiniMeReset")
+        wait_for(lambda: process_gone(old), 10, message="for the old session's bridge to end")
+        (new,) = said(ed, "pids", "PIDS")  # the same agent, a new session
+        assert new != old and not process_gone(new)
+        read = call(ed, "open_buffers")
+    assert read["result"]["isError"] is False
