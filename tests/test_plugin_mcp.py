@@ -146,3 +146,14 @@ def test_reset_ends_the_old_sessions_server_and_the_new_session_gets_its_own(
         assert new != old and not process_gone(new)
         read = call(ed, "open_buffers")
     assert read["result"]["isError"] is False
+
+
+def test_stop_while_the_agent_starts_its_server_leaves_no_bridge(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    with mcp_editor(cwd, agent={"env": {"MCP_AGENT_SLOW_NEW": "30"}}) as ed:
+        ed.ask("tools")
+        wait_for(lambda: running_with(BRIDGE), 20, message="for the agent to start the bridge")
+        assert not ed.done(), "the session is still opening"
+        ed.nvim.command("MiniMeStop")
+        wait_for(lambda: not running_with(BRIDGE), 10, message="for the bridge to end")
+        assert ed.wait_done(1)["stop_reason"] == "stopped"

@@ -13,7 +13,9 @@ before it answers. It runs no model: each prompt is one word or JSON.
   the editor's server and says ``client_NAME -> <text>``, a failed call's text as mm shows it
   (``[client tool error: <text>]``), so the tests read both paths alike.
 
-With ``MCP_AGENT_HTTP=1`` it advertises ``mcpCapabilities.http``. A server that exits before
+With ``MCP_AGENT_HTTP=1`` it advertises ``mcpCapabilities.http``; with
+``MCP_AGENT_SLOW_NEW=<seconds>`` it waits that long after starting a session's servers before
+it answers ``session/new`` (a stop mid-start-up). A server that exits before
 it answers is reported as ``MCP {"exited": status, "stderr": ...}``.
 """
 
@@ -23,6 +25,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from jsonl import requests, send
 
@@ -135,6 +138,7 @@ def main() -> None:
                 server.proc.stdin.close()
             given[sid] = params.get("mcpServers") or []
             spawn(sid)
+            time.sleep(float(os.environ.get("MCP_AGENT_SLOW_NEW") or 0))
             send({"id": rid, "result": {"sessionId": sid} if method == "session/new" else {}})
         elif method == "session/prompt":
             sid = params["sessionId"]
