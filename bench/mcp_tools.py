@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import AGENT, PYTHON, emit, lua_str, plugin_editor, quantile, read_json, wait_file
+from editor_tools import EXTRA_INIT  # _G.bench_done counts the turns done
 
 BENCH = "mcp_tools"
 ROUNDS = 4
@@ -37,13 +38,6 @@ CALLS = 150
 WARMUP = 20
 SESSIONS = 8
 TARGET_START_MS = 300.0
-
-EXTRA_INIT = r"""
-_G.bench_done = 0
-vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function()
-  _G.bench_done = _G.bench_done + 1
-end })
-"""
 
 
 def ask(nvim: Any, cwd: Path, prompt: str, out: Path) -> dict[str, Any]:

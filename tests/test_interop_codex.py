@@ -29,9 +29,8 @@ from typing import Any
 import pytest
 from agents.responses_model import ModelServer, Reply, last_call, serving, user_text
 from conftest import process_gone
-from minime import mcp as minime_mcp
 from nvim_harness import REPO, wait_for
-from plugin_harness import Editor, editor_with, group_members, running_with
+from plugin_harness import Editor, editor_with, group_members, quit_leaves_no_bridge
 
 BIN = REPO / "tests/interop/node_modules/.bin"
 CODEX_ACP = BIN / "codex-acp"
@@ -448,9 +447,4 @@ def test_codex_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: P
         assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
         refused = model.outputs()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
-        bridges = running_with(str(Path(minime_mcp.__file__).resolve()))
-        assert bridges, "the bridge runs while the session does"
-        with contextlib.suppress(OSError, EOFError):
-            ed.nvim.command("qa!")
-    for pid in bridges:
-        wait_for(lambda pid=pid: process_gone(pid), 10, message="for the bridge to end")
+        quit_leaves_no_bridge(ed)

@@ -21,10 +21,14 @@ from typing import Any
 
 import pytest
 from agents.openai_model import ModelServer, Reply, last_tool, serving, user_text
-from conftest import process_gone
-from minime import mcp as minime_mcp
 from nvim_harness import REPO, wait_for
-from plugin_harness import Editor, editor, quit_with_one_agent, running_with, wait_tree_gone
+from plugin_harness import (
+    Editor,
+    editor,
+    quit_leaves_no_bridge,
+    quit_with_one_agent,
+    wait_tree_gone,
+)
 
 QWEN_JS = REPO / "tests/interop/node_modules/@qwen-code/qwen-code/cli.js"
 NODE = shutil.which("node")
@@ -234,8 +238,4 @@ def test_qwen_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: Pa
         assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
         refused = model.tool_results()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
-        bridges = running_with(str(Path(minime_mcp.__file__).resolve()))
-        assert bridges, "the bridge runs while the session does"
-        quit_with_one_agent(ed)
-    for pid in bridges:
-        wait_for(lambda pid=pid: process_gone(pid), 10, message="for the bridge to end")
+        quit_leaves_no_bridge(ed)

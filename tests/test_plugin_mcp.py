@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from minime import mcp as bridge
+from plugin_harness import MCP_BRIDGE as BRIDGE
 from plugin_harness import Editor, editor_with, process_gone, running_with, wait_for
 
 AGENT = Path(__file__).with_name("agents") / "mcp_agent.py"
-BRIDGE = str(Path(bridge.__file__).resolve())
 
 
 @contextlib.contextmanager
