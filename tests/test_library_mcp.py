@@ -264,3 +264,25 @@ def test_a_reopened_session_gets_a_fresh_server_and_its_old_token_is_refused(
     assert fresh, "each opening gets its own token"
     assert json.loads(called["result"]["content"][0]["text"])["x"] == "y"
     assert refused.startswith(b"refused")
+
+
+def test_a_long_runtime_dir_falls_back_to_one_where_the_socket_fits(
+    tmp_path: Path, monkeypatch
+) -> None:
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+
+    async def go() -> str:
+        client = await connect(tmp_path)
+        try:
+            session = await client.new_session()
+            path = _entry_env(reply(await said(session, "servers"), "SERVERS"))["MINIME_MCP_SOCKET"]
+            called = reply(await said(session, {"tool": "echo"}), "MCP")
+            assert called["result"]["isError"] is False
+            return path
+        finally:
+            await client.close()
+
+    path = run(go())
+    assert not path.startswith(str(deep)) and len(path) < 104

@@ -30,7 +30,17 @@ log = logging.getLogger("minime")
 
 SERVER_NAME = "minime"
 AUTH_TIMEOUT = 10.0
+MAX_SOCKET_PATH = 104  # sun_path is 108 bytes on Linux, 104 on the BSDs
 MAX_LINE = 16 * 1024 * 1024  # a tool call's arguments; answers are capped at 8 MiB (tools.py)
+
+
+def _socket_base() -> str:
+    """``$XDG_RUNTIME_DIR`` (this user's own), else the temporary directory, else /tmp: the
+    first in which the socket's path fits a Unix socket address (about 107 bytes)."""
+    for base in (os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir(), "/tmp"):
+        if base and os.path.isdir(base) and len(os.fsencode(base)) + 32 <= MAX_SOCKET_PATH:
+            return base
+    return "/tmp"
 
 
 class Grant:
@@ -55,10 +65,7 @@ class McpHost:
         self.path = ""
 
     async def start(self) -> None:
-        base = os.environ.get("XDG_RUNTIME_DIR")
-        if not base or not os.path.isdir(base):
-            base = None
-        self.directory = tempfile.mkdtemp(prefix="minime-mcp-", dir=base)  # mode 0700
+        self.directory = tempfile.mkdtemp(prefix="minime-mcp-", dir=_socket_base())  # mode 0700
         os.chmod(self.directory, 0o700)
         self.path = os.path.join(self.directory, "socket")
         self._server = await asyncio.start_unix_server(self._serve, self.path, limit=MAX_LINE)

@@ -83,7 +83,14 @@ class SessionServers:
     async def start(self) -> None:
         if self.tools is not None and (callable(self.tools) or self.tools):
             self.host = McpHost(self._tools_for)
-            await self.host.start()
+            try:
+                await self.host.start()
+            except OSError as exc:
+                await self.host.close()
+                where = self.host.directory or "a temporary directory"
+                raise Error(
+                    f"cannot serve the tools over MCP: no socket in {where}: {exc.strerror or exc}"
+                ) from None
 
     def fit(self, capabilities: Mapping[str, Any]) -> None:
         """Keep only the servers the agent can reach: an http (or sse) one needs the agent's
