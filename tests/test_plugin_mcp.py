@@ -156,3 +156,18 @@ def test_stop_while_the_agent_starts_its_server_leaves_no_bridge(tmp_path: Path)
         ed.nvim.command("MiniMeStop")
         wait_for(lambda: not running_with(BRIDGE), 10, message="for the bridge to end")
         assert ed.wait_done(1)["stop_reason"] == "stopped"
+
+
+def test_a_bad_editor_tools_or_server_is_a_plain_message_and_nothing_starts(
+    tmp_path: Path,
+) -> None:
+    cwd = project(tmp_path)
+    with mcp_editor(cwd, editor_tools="both") as ed:
+        ed.ask("tools")
+        note = ed.wait_note("editor_tools")
+        assert 'editor_tools must be "client", "mcp" or "none", got "both"' in note
+        assert not ed.lua("return require('minime.host').chan ~= nil"), "no host was started"
+    with mcp_editor(cwd, mcp_servers=[{"name": "x"}]) as ed:
+        ed.ask("tools")
+        done = ed.wait_done(1)
+    assert "mcp_servers[1] (x): a server needs a command (stdio) or a url (http)" in done["error"]
