@@ -171,3 +171,32 @@ def test_a_bad_editor_tools_or_server_is_a_plain_message_and_nothing_starts(
         ed.ask("tools")
         done = ed.wait_done(1)
     assert "mcp_servers[1] (x): a server needs a command (stdio) or a url (http)" in done["error"]
+
+
+USER_TOOLS = """
+local options = vim.deepcopy(require('minime.config').options)
+options.tools = { {
+  name = "git_branch", description = "The current git branch.",
+  input_schema = { type = "object", properties = { x = { type = "string" } } },
+  handler = function(args, ctx) return "branch in " .. ctx.cwd .. " " .. (args.x or "") end,
+}, {
+  name = "broken", handler = function() error("no branch here") end,
+} }
+require('minime').setup(options)
+"""
+
+
+def test_your_own_tools_go_over_mcp_with_their_schema_and_failures(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    with mcp_editor(cwd) as ed:
+        ed.lua(USER_TOOLS)
+        tools = said(ed, "tools", "TOOLS")
+        ok = call(ed, "git_branch", x="main")
+        failed = call(ed, "broken")
+    assert {"git_branch", "broken", "read_buffer"} <= set(tools["minime"])
+    assert ok["result"] == {
+        "content": [{"type": "text", "text": f"branch in {ed.cwd} main"}],
+        "isError": False,
+    }
+    assert failed["result"]["isError"] is True
+    assert "no branch here" in failed["result"]["content"][0]["text"]
