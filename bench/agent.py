@@ -13,6 +13,10 @@ permission. The prompt's text is one command:
                                      timed with ``time.perf_counter_ns`` around the request.
 ``tool NAME N WARMUP OUT [JSON]``    the same for the client tool NAME (its method from the
                                      discovered list).
+``mcp NAME N WARMUP OUT [JSON]``     the same for tool NAME of the session's first stdio MCP
+                                     server (``mcpServers``: spawned, ``initialize``d and
+                                     ``tools/list``ed before ``session/new`` is answered, the
+                                     time that took kept as ``start_ns``), each a ``tools/call``.
 ``chunks N SIZE OUT``                N ``agent_message_chunk`` updates (the fake mm's
                                      ``/chunks``), then ``time.monotonic_ns()`` (CLOCK_MONOTONIC,
                                      the clock of Neovim's ``vim.uv.hrtime()``) taken right after
@@ -54,6 +58,7 @@ class BenchAgent:
         self.meta_tools: dict[str, str] = {}
         self.request_mode = False
         self.session_tools: dict[str, dict[str, str]] = {}
+        self.mcp: dict[str, McpServer] = {}
         self.counter = 0
 
     def on_connect(self, conn: Any) -> None:
@@ -75,9 +80,12 @@ class BenchAgent:
             "authMethods": [],
         }
 
-    async def new_session(self, cwd: str, **_: Any) -> dict[str, Any]:
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> dict[str, Any]:
         self.counter += 1
         sid = f"bench-{self.counter}"
+        stdio = [s for s in mcp_servers or [] if getattr(s, "command", None)]
+        if stdio:
+            self.mcp[sid] = await McpServer.start(stdio[0])
         tools = dict(self.meta_tools)
         if self.request_mode:
             answer = await self.rpc.send_request(LIST_METHOD, {"sessionId": sid, "cwd": cwd})
@@ -103,7 +111,20 @@ class BenchAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> dict[str, Any]:
         text = "".join(getattr(block, "text", "") or "" for block in prompt).strip()
         command, _, rest = text.partition(" ")
-        if command in ("rt", "tool"):
+        if command == "mcp":
+            name, n, warmup, out, *more = rest.split(" ", 4)
+            server = self.mcp[session_id]
+            params = {"name": name, "arguments": json.loads(more[0]) if more else {}}
+            last = None
+            for _i in range(int(warmup)):
+                last = await server.ask("tools/call", params)
+            times = []
+            for _i in range(int(n)):
+                start = time.perf_counter_ns()
+                last = await server.ask("tools/call", params)
+                times.append(time.perf_counter_ns() - start)
+            write_json(out, {"ns": times, "last": last, "start_ns": server.start_ns})
+        elif command in ("rt", "tool"):
             parts = rest.split(" ", 4)
             target, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
             args = json.loads(parts[4]) if len(parts) > 4 and parts[4].strip() else {}
@@ -141,6 +162,53 @@ class BenchAgent:
             return {"stopReason": "end_turn"}
         await self.say(session_id, "done")
         return {"stopReason": "end_turn"}
+
+
+class McpServer:
+    """A stdio MCP server this agent spawned (as claude, codex and qwen do): JSON lines."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.ids = iter(range(1, 1 << 62))
+        self.start_ns = 0
+
+    @classmethod
+    async def start(cls, entry: Any) -> McpServer:
+        began = time.perf_counter_ns()
+        env = dict(os.environ, **{pair.name: pair.value for pair in entry.env or []})
+        process = await asyncio.create_subprocess_exec(
+            entry.command,
+            *(entry.args or []),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            limit=256 * 1024 * 1024,
+        )
+        server = cls(process)
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "b"}}
+        await server.ask("initialize", hello)
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await server.ask("tools/list", {})
+        server.start_ns = time.perf_counter_ns() - began
+        return server
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+
+    async def ask(self, method: str, params: dict[str, Any]) -> Any:
+        assert self.process.stdout is not None
+        request_id = next(self.ids)
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            line = await self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the MCP server ended before it answered {method}")
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
 
 
 async def serve() -> None:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Run every benchmark, one after another, each in its own process; their JSON lines pass through.
 
-    .venv/bin/python bench/run_all.py [NAME ...]   (library_roundtrip plugin editor_tools load
-                                                   history)
+    .venv/bin/python bench/run_all.py [NAME ...]   (library_roundtrip plugin editor_tools
+                                                   mcp_tools load history)
 
 A failed benchmark prints {"bench": NAME, "metric": "failed", ...} and the exit status is 1.
 """
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-ALL = ["library_roundtrip", "plugin", "editor_tools", "load", "history"]
+ALL = ["library_roundtrip", "plugin", "editor_tools", "mcp_tools", "load", "history"]
 
 
 def main(names: list[str]) -> int:

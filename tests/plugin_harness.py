@@ -124,6 +124,20 @@ def quit_with_one_agent(ed: Editor) -> int:
     return int(pids[0])
 
 
+# The editor's MCP server as agents run it (lua/minime/agents/: editor_tools = "mcp").
+MCP_BRIDGE = str(REPO / "rplugin/python3/minime/mcp.py")
+
+
+def quit_leaves_no_bridge(ed: Editor) -> None:
+    """``:qa!`` in an editor whose session runs the editor's MCP server: every bridge ends."""
+    bridges = running_with(MCP_BRIDGE)
+    assert bridges, "the bridge runs while the session does"
+    with contextlib.suppress(OSError, EOFError):
+        ed.nvim.command("qa!")
+    for pid in bridges:
+        wait_for(lambda pid=pid: process_gone(pid), 10, message="for the bridge to end")
+
+
 def wait_tree_gone(pid: int, what: str) -> None:
     """The agent ``pid`` and every process of its group end (within 10 s)."""
     wait_for(lambda: process_gone(pid), 10, message=f"for {what} to be ended")

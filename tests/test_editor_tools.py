@@ -16,6 +16,7 @@ import nvim_harness
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from minime.mcp_server import McpSession, Scope
 from minime.model import ToolRequest
 from minime.nvim.editor_tools import ToolError, editor_tools
 
@@ -35,11 +36,14 @@ REPLACEMENT = "\ufffd"
 
 
 class Editor:
-    """The tools of one session in `cwd`, run synchronously against `nvim`."""
+    """The tools of one session in `cwd`, run synchronously against `nvim`, over ``path``:
+    "client" calls each tool as mm's client-tools path does, "mcp" sends MCP's ``tools/call``
+    line to the session's MCP server (minime/mcp_server.py) and reads its answer line."""
 
-    def __init__(self, nvim: Any, cwd: Path | str) -> None:
+    def __init__(self, nvim: Any, cwd: Path | str, path: str = "client") -> None:
         self.nvim = nvim
         self.cwd = str(cwd)
+        self.path = path
         self.ctx: dict[str, Any] = {}
         self.answers: list[str] = []  # every text the model would have read
 
@@ -51,8 +55,15 @@ class Editor:
         source = editor_tools(call_lua, builtin_tools=specs)
         self.tools = {tool.name: tool for tool in source("session-1", self.cwd)}
 
+        async def tools_for(scope: Scope) -> list[Any]:
+            return source(scope.session_id, scope.cwd)
+
+        self.mcp = McpSession(Scope(cwd=self.cwd, session_id="session-1"), tools_for, print)
+
     def text(self, name: str, **arguments: Any) -> str:
         """The text the model reads; a failed call raises ToolError."""
+        if self.path == "mcp":
+            return self._mcp_text(name, arguments)
         request = ToolRequest(session_id="session-1", arguments=arguments)
         coro = self.tools[name].handle(request)
         try:
@@ -66,6 +77,25 @@ class Editor:
             raise AssertionError("the handler suspended")
         self.answers.append(text)
         text.encode("utf-8")  # valid UTF-8: no lone surrogates
+        return text
+
+    def _mcp_text(self, name: str, arguments: dict[str, Any]) -> str:
+        call = {"name": name, "arguments": arguments}
+        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        coro = self.mcp.answer(json.loads(line))
+        try:
+            coro.send(None)  # nothing suspends: the whole call runs at once
+        except StopIteration as done:
+            line = done.value
+        else:
+            raise AssertionError("the MCP call suspended")
+        answer = json.loads(line.decode("utf-8"))  # valid UTF-8: no lone surrogates
+        result = answer["result"]
+        assert [block["type"] for block in result["content"]] == ["text"], result
+        text = result["content"][0]["text"]
+        self.answers.append(text)
+        if result["isError"]:
+            raise ToolError(text)
         return text
 
     def json(self, name: str, **arguments: Any) -> Any:

@@ -1,7 +1,8 @@
 """What an adversarial agent tried against the editor tools, through the whole stack (fake mm →
-library → host → Lua → back): private keys and credentials by every name and from every
-working directory, paths leaked through quickfix titles, and files that freeze a reader (a
-FIFO, a 3 GiB file) in the place of a listed buffer.
+library → host → Lua → back; and over MCP: tests/agents/mcp_agent.py → bridge → host → Lua):
+private keys and credentials by every name and from every working directory, paths leaked
+through quickfix titles, and files that freeze a reader (a FIFO, a 3 GiB file) in the place of
+a listed buffer.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +20,23 @@ from typing import Any
 import pytest
 from plugin_harness import Editor
 from test_plugin_tools import open_editor
+
+MCP_AGENT = Path(__file__).with_name("agents") / "mcp_agent.py"
+
+
+@pytest.fixture(params=["client", "mcp"])
+def path(request: Any) -> str:
+    """Each attack runs over both paths the tools reach an agent by: mm's client tools (the
+    fake mm) and MCP (an agent that is an MCP client of the editor's server)."""
+    return request.param
+
+
+def attack_editor(project: Path, path: str) -> Any:
+    """A Neovim whose agent reads the tools over ``path`` (its /tool scripts alike)."""
+    if path == "mcp":
+        return open_editor(project, "request", agent={"cmd": [sys.executable, str(MCP_AGENT)]})
+    return open_editor(project, "request")
+
 
 SECRET = "SECRET_CONTENT"
 
@@ -117,8 +136,8 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ed(home: Path) -> Iterator[Editor]:
-    with open_editor(home, "request") as nvim:
+def ed(home: Path, path: str) -> Iterator[Editor]:
+    with attack_editor(home, path) as nvim:
         nvim.command(f"cd {home}")
         yield Editor(nvim, home)
 
@@ -171,7 +190,7 @@ def test_every_default_deny_pattern_holds_by_every_name_and_from_inside(
     assert cases == len(denied) + sum(map(len, INSIDE.values()))
 
 
-def test_quickfix_title_names_no_outside_path_in_any_spelling(tmp_path: Path) -> None:
+def test_quickfix_title_names_no_outside_path_in_any_spelling(tmp_path: Path, path: str) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "inside.txt").write_text("x\n")
@@ -193,7 +212,7 @@ def test_quickfix_title_names_no_outside_path_in_any_spelling(tmp_path: Path) ->
         "$(cat /etc/passwd)",
         "../elsewhere_xyz",
     ]
-    with open_editor(project, "request") as nvim:
+    with attack_editor(project, path) as nvim:
         nvim.command(f"cd {project}")
         ed = Editor(nvim, project)
         ed.lua("vim.env.OUTSIDE_DIR = ...", str(outside))
@@ -249,13 +268,13 @@ def probe_while_running(ed: Editor, count: int, limit: float) -> float:
             return slowest
 
 
-def test_a_fifo_in_place_of_a_buffer_freezes_nothing(tmp_path: Path) -> None:
+def test_a_fifo_in_place_of_a_buffer_freezes_nothing(tmp_path: Path, path: str) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "main.py").write_text("print(1)\n")
     pipe = project / "pipe.txt"
     pipe.write_text("was a file\n")
-    with open_editor(project, "request") as nvim:
+    with attack_editor(project, path) as nvim:
         nvim.command(f"cd {project}")
         nvim.command("edit main.py | badd pipe.txt")
         pipe.unlink()
@@ -285,13 +304,13 @@ def test_a_fifo_in_place_of_a_buffer_freezes_nothing(tmp_path: Path) -> None:
     assert by_path == {"main.py": 1, "pipe.txt": None}
 
 
-def test_a_huge_file_not_loaded_is_refused_at_once(tmp_path: Path) -> None:
+def test_a_huge_file_not_loaded_is_refused_at_once(tmp_path: Path, path: str) -> None:
     project = tmp_path / "project"
     project.mkdir()
     big = project / "big.log"
     with open(big, "wb") as f:
         f.truncate(3 * 1024**3)  # sparse: 3 GiB of NUL bytes that cost no disk
-    with open_editor(project, "request") as nvim:
+    with attack_editor(project, path) as nvim:
         nvim.command(f"cd {project}")
         nvim.command("badd big.log")
         ed = Editor(nvim, project)

@@ -38,6 +38,12 @@ def nvim():
         yield n
 
 
+@pytest.fixture(params=["client", "mcp"])
+def path(request: Any) -> str:
+    """Each test runs over both paths the tools reach an agent by (mm's client tools, MCP)."""
+    return request.param
+
+
 @pytest.fixture
 def world(tmp_path: Path) -> dict[str, Path]:
     root = tmp_path / "proj"
@@ -87,10 +93,12 @@ def open_everything(nvim: Any, world: dict[str, Path]) -> None:
     nvim.command("edit ok.txt")
 
 
-def test_nothing_out_of_scope_is_listed_read_or_named(nvim: Any, world: dict[str, Path]) -> None:
+def test_nothing_out_of_scope_is_listed_read_or_named(
+    nvim: Any, world: dict[str, Path], path: str
+) -> None:
     open_everything(nvim, world)
     root, elsewhere = world["root"], world["elsewhere"]
-    editor = Editor(nvim, root)
+    editor = Editor(nvim, root, path)
 
     # Diagnostics on every buffer, quickfix items on every file.
     for buf in lua(nvim, "return vim.api.nvim_list_bufs()"):
@@ -168,14 +176,14 @@ def test_nothing_out_of_scope_is_listed_read_or_named(nvim: Any, world: dict[str
     assert_nothing_forbidden(editor)
 
 
-def test_symlinked_cwd_and_symlinks_inside_it(nvim: Any, world: dict[str, Path]) -> None:
+def test_symlinked_cwd_and_symlinks_inside_it(nvim: Any, world: dict[str, Path], path: str) -> None:
     root = world["root"]
     alias = root.parent / "alias"
     os.symlink(root, alias)
     os.symlink(root / "sub" / "inner.txt", root / "shortcut.txt")  # in scope: target inside
     nvim.command(f"cd {alias}")
     nvim.command("edit ok.txt | edit shortcut.txt")
-    editor = Editor(nvim, alias)
+    editor = Editor(nvim, alias, path)
     paths = [b["path"] for b in editor.json("open_buffers")["buffers"]]
     # Paths are the real ones, relative to the real cwd.
     assert paths == ["ok.txt", "sub/inner.txt"]
@@ -184,21 +192,21 @@ def test_symlinked_cwd_and_symlinks_inside_it(nvim: Any, world: dict[str, Path])
 
 
 def test_cwd_inside_a_symlinked_dir_does_not_see_its_parent(
-    nvim: Any, world: dict[str, Path]
+    nvim: Any, world: dict[str, Path], path: str
 ) -> None:
     root = world["root"]
     nvim.command(f"cd {root}")
     nvim.command("edit ok.txt | edit sub/inner.txt")
-    editor = Editor(nvim, root / "sub")
+    editor = Editor(nvim, root / "sub", path)
     assert [b["path"] for b in editor.json("open_buffers")["buffers"]] == ["inner.txt"]
     assert "not a file open" in editor.error("read_buffer", path="../ok.txt")
 
 
-def test_deny_list_is_configurable(nvim: Any, world: dict[str, Path]) -> None:
+def test_deny_list_is_configurable(nvim: Any, world: dict[str, Path], path: str) -> None:
     root = world["root"]
     nvim.command(f"cd {root}")
     nvim.command("edit ok.txt | edit .env | edit sub/inner.txt")
-    editor = Editor(nvim, root)
+    editor = Editor(nvim, root, path)
     editor.ctx = {"deny": ["sub/**", "OK.TXT"]}  # replaces the defaults; case-insensitive
     assert [b["path"] for b in editor.json("open_buffers")["buffers"]] == [".env"]
     editor.ctx = {"deny": []}
@@ -207,7 +215,7 @@ def test_deny_list_is_configurable(nvim: Any, world: dict[str, Path]) -> None:
     assert len(editor.json("open_buffers")["buffers"]) == 3
 
 
-def test_non_file_buffers_are_not_listed(nvim: Any, world: dict[str, Path]) -> None:
+def test_non_file_buffers_are_not_listed(nvim: Any, world: dict[str, Path], path: str) -> None:
     root = world["root"]
     nvim.command(f"cd {root}")
     nvim.command("edit ok.txt")
@@ -224,7 +232,7 @@ def test_non_file_buffers_are_not_listed(nvim: Any, world: dict[str, Path]) -> N
     )
     nvim.command(f"edit {root / 'sub'}")  # a directory buffer
     nvim.command("terminal true")
-    editor = Editor(nvim, root)
+    editor = Editor(nvim, root, path)
     assert [b["path"] for b in editor.json("open_buffers")["buffers"]] == ["ok.txt"]
     for path in ["scratch.txt", "unlisted.txt", "x.txt", "sub"]:
         assert "not a file open" in editor.error("read_buffer", path=path)

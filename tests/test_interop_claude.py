@@ -35,7 +35,7 @@ import pytest
 from agents.anthropic_model import ModelServer, Reply, last_tool, serving, user_text
 from conftest import process_gone
 from nvim_harness import REPO, wait_for
-from plugin_harness import Editor, editor_with, lua_table
+from plugin_harness import Editor, editor_with, lua_table, quit_leaves_no_bridge
 
 BIN = REPO / "tests/interop/node_modules/.bin"
 WIRETAP = REPO / "tests/agents/wiretap.py"
@@ -54,6 +54,12 @@ COMMANDS = {
     "sleep": "echo $$ > shell.pid; sleep 1000; echo $$ > finished.txt",
 }
 CWD = [""]
+MCP_READ = "mcp__minime__read_buffer"
+# The editor's read_buffer over MCP, by the prompt's words: a buffer of the cwd, one outside.
+READS = {
+    "read the buffer": lambda: "notes.txt",
+    "read outside": lambda: os.path.join(os.path.dirname(CWD[0]), "outside.txt"),
+}
 PLAN = "1. Write out.txt\n2. Check it"
 
 
@@ -67,6 +73,9 @@ def script(messages: list[dict[str, Any]]) -> Reply:
         return Reply(
             text="Writing it.", tool="Write", input={"file_path": notes, "content": "new\n"}
         )
+    for words, path in READS.items():  # the editor's tool, over MCP (mcp__<server>__<tool>)
+        if words in prompt and done is None:
+            return Reply(text="Reading it.", tool=MCP_READ, input={"path": path()})
     if done is not None:
         return Reply(text="All done: " + done[1].strip())
     if "make a plan" in prompt:
@@ -463,3 +472,38 @@ def test_claude_writes_the_disk_and_its_prompt_shows_what_it_replaces(tmp_path: 
         lines = ed.turn_lines()
         assert "⚙ Write notes.txt  [edit] completed" in lines
         assert ed.turn_errors() == []
+
+
+def test_claude_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: Path) -> None:
+    """claude-agent-acp spawns the editor's MCP server from session/new's mcpServers; its model
+    calls ``mcp__minime__read_buffer``; claude asks first (its own prompt, in the float); the
+    buffer's unsaved text reaches the model, a file outside the cwd does not."""
+    (tmp_path / "outside.txt").write_text("OUTSIDE_SECRET\n")
+    with claude_editor(tmp_path) as claude:
+        ed = claude.ed
+        Path(ed.cwd, "notes.txt").write_text("on disk\n")
+        ed.nvim.command("edit notes.txt")
+        ed.nvim.current.buffer[:] = ["unsaved words"]
+        ed.nvim.command(f"badd {tmp_path / 'outside.txt'}")
+        ed.ask("read the buffer")
+        shown = ed.permission_text()  # claude asks before it calls an MCP tool
+        assert "read_buffer" in shown, shown
+        (new,) = claude.wire("in", "session/new")
+        (entry,) = new["params"]["mcpServers"]
+        assert entry["name"] == "minime" and entry["command"] == sys.executable
+        capabilities = claude.wire("in", "initialize")[0]["params"]["clientCapabilities"]
+        assert "org.mini-me/tools" not in json.dumps(capabilities), "no client tools beside MCP"
+        # claude defers MCP tools (its ToolSearch): named to the model, described on demand.
+        assert MCP_READ in json.dumps(claude.model.turns()[0]), "claude offers the editor's tools"
+        ed.answer_permission("1")
+        assert ed.wait_done(1)["stop_reason"] == "end_turn"
+        read = json.loads(claude.model.tool_results()[-1])
+        assert read["text"] == "unsaved words", "the model read the buffer, not the disk"
+
+        ed.ask("read outside")
+        ed.permission_text()
+        ed.answer_permission("1")
+        assert ed.wait_done(2)["stop_reason"] == "end_turn"
+        refused = claude.model.tool_results()[-1]
+        assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
+        quit_leaves_no_bridge(ed)

@@ -30,7 +30,7 @@ import pytest
 from agents.responses_model import ModelServer, Reply, last_call, serving, user_text
 from conftest import process_gone
 from nvim_harness import REPO, wait_for
-from plugin_harness import Editor, editor_with, group_members
+from plugin_harness import Editor, editor_with, group_members, quit_leaves_no_bridge
 
 BIN = REPO / "tests/interop/node_modules/.bin"
 CODEX_ACP = BIN / "codex-acp"
@@ -407,3 +407,44 @@ def test_the_library_drives_codex_without_an_editor(tmp_path: Path) -> None:
     assert (result.status, result.output) == ("completed", "lib\n(exit code 0)")
     assert events[-1].kind == "done" and events[-1].stop_reason == "end_turn"
     assert (cwd / "lib.txt").exists()
+
+
+def test_codex_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: Path) -> None:
+    """codex-acp spawns the editor's MCP server from session/new's mcpServers and offers its
+    tools to the model in the namespace ``mcp__minime``; codex asks before the call (its own
+    prompt, in the float); the model reads the buffer's unsaved text; outside the cwd: refused."""
+    (tmp_path / "outside.txt").write_text("OUTSIDE_SECRET\n")
+    reads = {"read the buffer": "notes.txt", "read outside": str(tmp_path / "outside.txt")}
+
+    def step(items: list[dict[str, Any]]) -> Reply:
+        if last_call(items) is None:
+            path = reads[user_text(items)]
+            return Reply(
+                text="Reading.",
+                tool="read_buffer",
+                namespace="mcp__minime",
+                arguments={"path": path},
+            )
+        return Reply(text="All done.")
+
+    with codex_editor(tmp_path, step) as (ed, model):
+        Path(ed.cwd, "notes.txt").write_text("on disk\n")
+        ed.nvim.command("edit notes.txt")
+        ed.nvim.current.buffer[:] = ["unsaved words"]
+        ed.nvim.command(f"badd {tmp_path / 'outside.txt'}")
+        ed.ask("read the buffer")
+        assert ed.permission_text().startswith("mcp.minime.read_buffer"), ed.permission_text()
+        ed.answer_permission("1")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+        namespaces = [t for t in model.turns()[0]["tools"] if t.get("name") == "mcp__minime"]
+        assert "read_buffer" in [t["name"] for t in namespaces[0]["tools"]]
+        read = model.outputs()[-1]
+        assert '"text":"unsaved words"' in read, read
+
+        ed.ask("read outside")
+        ed.permission_text()
+        ed.answer_permission("1")
+        assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
+        refused = model.outputs()[-1]
+        assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
+        quit_leaves_no_bridge(ed)

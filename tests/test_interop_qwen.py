@@ -12,6 +12,7 @@ without node or the package the tests are skipped, except in CI.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -21,7 +22,13 @@ from typing import Any
 import pytest
 from agents.openai_model import ModelServer, Reply, last_tool, serving, user_text
 from nvim_harness import REPO, wait_for
-from plugin_harness import Editor, editor, quit_with_one_agent, wait_tree_gone
+from plugin_harness import (
+    Editor,
+    editor,
+    quit_leaves_no_bridge,
+    quit_with_one_agent,
+    wait_tree_gone,
+)
 
 QWEN_JS = REPO / "tests/interop/node_modules/@qwen-code/qwen-code/cli.js"
 NODE = shutil.which("node")
@@ -33,6 +40,12 @@ if not (NODE and QWEN_JS.exists()) and not os.environ.get("CI"):
     )
 
 WRITTEN = "written by qwen\n"
+MCP_READ = "mcp__minime__read_buffer"
+# The editor's read_buffer over MCP, by the prompt: a buffer of the cwd, a file outside it.
+READS = {
+    "read the buffer": lambda cwd: "notes.txt",
+    "read outside": lambda cwd: str(cwd.parent / "outside.txt"),
+}
 
 
 def script(cwd: Path) -> Any:
@@ -45,6 +58,8 @@ def script(cwd: Path) -> Any:
         if step == "read_file":
             path = str(cwd / "notes.txt")
             return Reply(tool="write_file", arguments={"file_path": path, "content": WRITTEN})
+        if step is None and prompt in READS:  # the editor's tool, over MCP
+            return Reply(tool=MCP_READ, arguments={"path": READS[prompt](cwd)})
         if step is None and "create new" in prompt:
             path = str(cwd / "new.txt")
             return Reply(tool="write_file", arguments={"file_path": path, "content": "fresh\n"})
@@ -197,3 +212,30 @@ def test_the_library_lends_qwen_the_callers_text(tmp_path: Path) -> None:
     assert results[0] == "the caller's copy\n"
     assert ("write", str(memo)) in calls and copies[str(memo)] == "new\n"
     assert memo.read_text() == "disk text\n", "the handler decides; qwen did not touch the disk"
+
+
+def test_qwen_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: Path) -> None:
+    """qwen-code spawns the editor's MCP server from session/new's mcpServers and names its
+    tools to the model (``mcp__minime__read_buffer``, deferred to its tool_search); the model
+    reads the buffer's unsaved text; a file outside the cwd is refused."""
+    (tmp_path / "outside.txt").write_text("OUTSIDE_SECRET\n")
+    with qwen_editor(tmp_path) as (ed, model):
+        ed.nvim.command("edit notes.txt")
+        ed.nvim.current.buffer[:] = ["unsaved words"]
+        ed.nvim.command(f"badd {tmp_path / 'outside.txt'}")
+        ed.ask("read the buffer")
+        shown = ed.permission_text()  # qwen asks before it calls an MCP tool, in its words
+        assert "3. Allow — allow once" in shown and "read_buffer" in shown, shown
+        ed.answer_permission("3")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+        assert MCP_READ in json.dumps(model.posted("/chat/completions")[0])
+        read = model.tool_results()[-1]
+        assert json.loads(read)["text"] == "unsaved words", read
+
+        ed.ask("read outside")
+        assert "3. Allow — allow once" in ed.permission_text()
+        ed.answer_permission("3")
+        assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
+        refused = model.tool_results()[-1]
+        assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
+        quit_leaves_no_bridge(ed)

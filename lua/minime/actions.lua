@@ -50,6 +50,8 @@ local function agent_payload(cwd)
     agent_env = agent.env,
     agent_file = agent.agent_file,
     discovery = agent.discovery,
+    editor_tools = agent.editor_tools,
+    mcp_servers = agent.mcp_servers,
     mode = agent.mode,
     demo = agent.demo,
   }

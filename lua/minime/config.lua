@@ -23,6 +23,13 @@ local function defaults()
     -- Client-tool discovery. nil: what mm's agent file names (acp.clientTools.discovery), else
     -- "meta". An explicit value that conflicts with the file is a warning.
     discovery = nil,
+    -- How the agent reaches the editor tools: "client" (mm's client-tools extension), "mcp" (an
+    -- MCP server of each session, for any ACP agent) or "none". nil: the agent definition's
+    -- `editor_tools` (mm: "client", the others: "mcp"; unsaid: "client" with an agent_file).
+    editor_tools = nil,
+    -- Your own MCP servers, passed to every session: { name, command, args, env = { K = "v" } }
+    -- (stdio) or { name, url, headers = { K = "v" } } (http: only to an agent that takes it).
+    mcp_servers = {},
     -- The session mode set when a session opens (`session/set_mode`), e.g. "default" for
     -- claude-agent-acp. nil: the agent definition's `mode`. :MiniMeMode changes it later.
     mode = nil,

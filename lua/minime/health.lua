@@ -279,6 +279,69 @@ local function check_agent(report, failure, agent, problems)
   h.info("capabilities: " .. (#words > 0 and table.concat(words, "; ") or "none beyond prompts"))
 end
 
+local HOW = {
+  client = "mm's client-tools extension",
+  mcp = "an MCP server of each session",
+  none = "nothing: the agent cannot read the editor",
+}
+
+--- Which path each agent's editor tools take, and whether the editor's MCP server starts.
+---@param agent? minime.ResolvedAgent
+local function check_editor_tools(report, failure, agent)
+  h.start("minime: editor tools")
+  if not agent then
+    return
+  end
+  local options = require("minime.config").options
+  local said = options.editor_tools and "setup{ editor_tools }" or "its definition"
+  local line = ('agent "%s" gets the editor tools over %s (editor_tools = "%s", from %s)'):format(
+    agent.name,
+    HOW[agent.editor_tools] or "?",
+    agent.editor_tools,
+    said
+  )
+  if agent.editor_tools == "none" then
+    h.warn(line, fix('Set editor_tools = "mcp" (any ACP agent) or "client" (mm) in setup().'))
+  else
+    h.ok(line)
+  end
+  local others = {}
+  local agents = require("minime.agents")
+  for _, name in ipairs(agents.names()) do
+    local ok, def = pcall(agents.load, name)
+    local value = ok and (options.editor_tools or def.editor_tools) or nil
+    if type(value) ~= "string" then
+      value = (ok and def.agent_file) and "client" or "mcp"
+    end
+    others[#others + 1] = ("%s: %s"):format(name, value)
+  end
+  h.info("per agent: " .. table.concat(others, ", "))
+  if agent.editor_tools == "mcp" then
+    local bridge = report.bridge
+    if bridge and bridge.seconds then
+      h.ok(("the editor's MCP server starts: tools/list answered in %d ms"):format(bridge.seconds * 1000))
+    else
+      h.error(
+        "the editor's MCP server did not start: " .. ((bridge and bridge.error) or failure or "no answer"),
+        fix("Run :MiniMeInstall; the agent runs the bridge with the host's Python.")
+      )
+    end
+  end
+  local live = report.live or {}
+  local http = vim.tbl_get(live, "capabilities", "mcpCapabilities", "http")
+  for _, server in ipairs(agent.mcp_servers or {}) do
+    local remote = type(server) == "table" and server.url ~= nil
+    if remote and live.capabilities and not http then
+      h.warn(
+        ("MCP server %s is not passed: the agent does not take http servers"):format(tostring(server.name)),
+        fix("Run it as a stdio server ({ name, command, args }) instead.")
+      )
+    else
+      h.ok(("MCP server %s: passed to every session"):format(tostring(type(server) == "table" and server.name)))
+    end
+  end
+end
+
 function M.check()
   check_neovim()
   local cwd = vim.fn.getcwd()
@@ -294,6 +357,7 @@ function M.check()
       env = agent and agent.env,
       agent_file = agent and agent.agent_file,
       discovery = agent and agent.discovery,
+      editor_tools = agent and agent.editor_tools,
       cwd = cwd,
       live = agent ~= nil and #problems == 0,
       timeout = M.live_timeout,
@@ -304,6 +368,7 @@ function M.check()
   local usable = check_python(report, failure, python, origin)
   if usable or report.agent_file or report.live then
     check_agent(report, failure, agent, problems)
+    check_editor_tools(report, failure, agent)
   else
     h.start("minime: agent")
     h.warn("not checked: the host's Python lacks its packages (above)")

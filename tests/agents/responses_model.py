@@ -112,6 +112,7 @@ def _events(server: ModelServer, model: str, reply: Reply) -> Iterator[dict[str,
             "name": reply.tool,
             "arguments": json.dumps(reply.arguments),
             "status": "completed",
+            **({"namespace": reply.namespace} if reply.namespace else {}),
         }
         yield {"type": "response.output_item.added", "output_index": index, "item": call}
         yield {"type": "response.output_item.done", "output_index": index, "item": call}

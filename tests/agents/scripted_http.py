@@ -24,6 +24,8 @@ class Reply:
     text: str = ""
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    # The Responses API's tool namespace (codex offers an MCP server's tools as one).
+    namespace: str | None = None
 
 
 Script = Callable[[list[dict[str, Any]]], Reply]

@@ -11,6 +11,8 @@ return {
   cmd = { "claude-agent-acp" },
   -- claude-agent-acp starts in "auto" (never asks); "default" asks before editing.
   mode = "default",
+  -- The editor tools as an MCP server of each session (it ignores mm's client tools).
+  editor_tools = "mcp",
   -- Run as root, claude-agent-acp takes any non-empty IS_SANDBOX for a sandbox and starts its
   -- CLI with --dangerously-skip-permissions, which the CLI accepts as root only with
   -- IS_SANDBOX=1: with IS_SANDBOX=yes every session/new failed ("cannot be used with

@@ -11,4 +11,6 @@ return {
   -- read-only sandbox and asks before one runs outside it; the older
   -- @zed-industries/codex-acp ("auto" at start) offers it too.
   mode = "read-only",
+  -- The editor tools as an MCP server of each session (it ignores mm's client tools).
+  editor_tools = "mcp",
 }

@@ -125,6 +125,8 @@ end
 ---@field agent_file? string mm's agent file: its acp.clientTools.discovery wins (read by the host)
 ---@field demo? table the offline demo agent stands in ({ notice, why, fix })
 ---@field mode? string the session mode set when a session opens (setup's, else the definition's)
+---@field editor_tools string "client"|"mcp"|"none": how the agent reaches the editor tools
+---@field mcp_servers table[] the definition's own MCP servers, then setup's (the host checks them)
 
 --- The agent an ask in `cwd` starts. Raises the first problem as a plain message; with
 --- `opts.collect` returns every problem instead (what :checkhealth lists).
@@ -199,6 +201,29 @@ function M.resolve(cwd, opts)
     }
   end
   resolved.discovery = discovery
+  -- setup{ editor_tools } wins over the definition's. A definition that says nothing gets
+  -- mm's client tools if it names mm's agent file, else the MCP server.
+  local editor_tools = options.editor_tools
+    or take("editor_tools")
+    or (resolved.agent_file and "client" or "mcp")
+  if not vim.tbl_contains({ "client", "mcp", "none" }, editor_tools) then
+    problems[#problems + 1] = {
+      message = ('editor_tools must be "client", "mcp" or "none", got %s'):format(shown(editor_tools)),
+    }
+    editor_tools = "none"
+  end
+  resolved.editor_tools = editor_tools
+  local servers = {}
+  for _, list in ipairs({ take("mcp_servers") or {}, options.mcp_servers or {} }) do
+    if type(list) ~= "table" then
+      problems[#problems + 1] = {
+        message = ("mcp_servers must be a list of servers, got %s"):format(shown(list)),
+      }
+    else
+      vim.list_extend(servers, list)
+    end
+  end
+  resolved.mcp_servers = servers
   if problems[1] and not (opts and opts.collect) then
     error(problems[1].message, 0)
   end

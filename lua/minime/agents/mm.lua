@@ -87,6 +87,8 @@ return {
     return { bin, "-acp", "-config", agent_file(ctx) }
   end,
   agent_file = agent_file,
+  -- mm reads the editor tools through its own client-tools extension (_meta, tools/list).
+  editor_tools = "client",
   demo = function(ctx)
     if is_demo(ctx) then
       return {

@@ -4,4 +4,6 @@ return {
   label = "Qwen Code (qwen --acp)",
   install = "npm install -g @qwen-code/qwen-code",
   cmd = { "qwen", "--acp" },
+  -- The editor tools as an MCP server of each session (it ignores mm's client tools).
+  editor_tools = "mcp",
 }

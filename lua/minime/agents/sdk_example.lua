@@ -8,6 +8,8 @@ end
 
 return {
   label = "the ACP SDK's example agent",
+  -- The editor tools as an MCP server of each session (it ignores mm's client tools).
+  editor_tools = "mcp",
   install = "Node.js (`node` on PATH), then ./scripts/setup in the plugin's directory",
   cmd = function()
     local path = script()

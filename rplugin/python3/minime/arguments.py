@@ -47,6 +47,7 @@ def check_connect_arguments(
     env: Any,
     ready_timeout: Any,
     cancel_timeout: Any,
+    tools_via: Any = "client",
 ) -> None:
     _path("config", config)
     _path("cwd", cwd)
@@ -71,6 +72,8 @@ def check_connect_arguments(
         raise Error("env must be a dict of str to str")
     _seconds("ready_timeout", ready_timeout)
     _seconds("cancel_timeout", cancel_timeout)
+    if tools_via not in ("client", "mcp"):
+        raise Error(f'tools_via must be "client" or "mcp", got {tools_via!r}')
 
 
 def _iterable(value: Any) -> bool:

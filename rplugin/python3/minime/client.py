@@ -21,6 +21,7 @@ from .arguments import agent_argv, check_connect_arguments, working_directory
 from .errors import Error, describe
 from .fs import FileSystem, file_system
 from .handler import Handler
+from .mcp_servers import SessionServers, checked_servers
 from .permissions import PermissionCallback
 from .process import AgentProcess
 from .scopes import Opening, Scopes
@@ -54,6 +55,8 @@ class Client(StoredSessions):
         cancel_timeout: float,
         env: dict[str, str] | None,
         fs: FileSystem | None = None,
+        mcp_tools: ToolSource | None = None,
+        mcp_servers: Sequence[dict[str, Any]] = (),
     ) -> None:
         self.argv = argv
         self.fs = fs
@@ -67,6 +70,7 @@ class Client(StoredSessions):
         self.agent_capabilities: dict[str, Any] = {}
         self.process: AgentProcess | None = None
         self._scopes = Scopes()
+        self.mcp = SessionServers(mcp_tools, mcp_servers)  # or tools over MCP, per session
         self.tool_service = ToolService(tools, discovery, self._scopes)
         self._on_stderr = on_stderr
         self._env = env
@@ -94,6 +98,7 @@ class Client(StoredSessions):
         return self.death is None and not self._closing
 
     async def _start(self) -> None:
+        await self.mcp.start()
         try:
             self.process = await AgentProcess.spawn(
                 self.argv, cwd=self.cwd, env=self._env, on_stderr=self._on_stderr
@@ -120,13 +125,14 @@ class Client(StoredSessions):
             raise
         self.agent_info = dump(response.agent_info)
         self.agent_capabilities = dump(response.agent_capabilities)
+        self.mcp.fit(self.agent_capabilities)
 
     async def _initialize(self) -> Any:
         from acp import PROTOCOL_VERSION
         from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
         meta: dict[str, Any] = {}
-        if self.discovery == "request":
+        if self.discovery == "request" and self.mcp.tools is None:
             meta[TOOLS_META_KEY] = True
         elif self.tool_service.static:
             meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
@@ -244,10 +250,11 @@ class Client(StoredSessions):
         self._check_alive()
         cwd = os.path.abspath(cwd or self.cwd)
         opening = self._scopes.begin_new(cwd)
+        servers, grant = self.mcp.open(cwd)
         session_id: str | None = None
         try:
             response = await self.until_ready(
-                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[]), ready_by
+                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=servers), ready_by
             )
             if self._scopes.conflicts(response.session_id, cwd):
                 raise Error(
@@ -258,6 +265,7 @@ class Client(StoredSessions):
             return self._register(session_id, cwd, response)
         finally:
             self._end_open(opening, session_id)
+            self.mcp.opened(grant, session_id)
 
     def _end_open(self, opening: Opening, session_id: str | None) -> None:
         before = set(self._scopes.cwds)
@@ -281,6 +289,7 @@ class Client(StoredSessions):
 
     def forget(self, session: Session) -> None:
         self.sessions.pop(session.session_id, None)
+        self.mcp.ended(session.session_id)  # its MCP token is refused from now on
 
     def _check_alive(self) -> None:
         if self.death is not None:
@@ -327,6 +336,7 @@ class Client(StoredSessions):
                 if task is not None:
                     task.cancel()
         finally:
+            await self.mcp.close()
             self._closed.set()
 
     async def __aenter__(self) -> Client:
@@ -350,8 +360,11 @@ async def connect(
     ready_timeout: float = 60.0,
     cancel_timeout: float = 30.0,
     fs: Any = None,
+    tools_via: str = "client",
+    mcp_servers: Sequence[dict[str, Any]] = (),
 ) -> Client:
-    """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it."""
+    """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it.
+    ``tools_via="mcp"``: ``tools`` are an MCP server of each session (see mcp_servers.py)."""
     check_connect_arguments(
         config=config,
         cwd=cwd,
@@ -364,11 +377,15 @@ async def connect(
         env=env,
         ready_timeout=ready_timeout,
         cancel_timeout=cancel_timeout,
+        tools_via=tools_via,
     )
     if discovery not in ("meta", "request"):
         raise Error(f'discovery must be "meta" or "request", got {discovery!r}')
+    servers, mcp_tools = checked_servers(mcp_servers), None
+    if tools_via == "mcp":  # mm's client-tools extension then offers none
+        mcp_tools, tools = (tools if callable(tools) else tools_mod.validate(tools)), ()
     if discovery == "meta" and callable(tools):
-        raise Error('tools given as a function need discovery="request"')
+        raise Error('tools given as a function need discovery="request" (or tools_via="mcp")')
     if not callable(tools):
         tools = tools_mod.validate(tools)  # refused before anything is spawned
     handlers = file_system(fs)
@@ -388,6 +405,8 @@ async def connect(
         cancel_timeout=cancel_timeout,
         env=dict(os.environ, **env) if env else None,
         fs=handlers,
+        mcp_tools=mcp_tools,
+        mcp_servers=servers,
     )
     if not callable(tools):
         client.set_static_tools(tools)

@@ -56,15 +56,19 @@ class StoredSessions:
         opening = self._scopes.begin_known(session_id, cwd)
         session = self._register(session_id, cwd)
         session.on_update = on_update
+        self.mcp.ended(session_id)  # a token of its earlier opening is refused from now on
+        servers, grant = self.mcp.open(cwd)
+        self.mcp.opened(grant, session_id)  # its id is known: its tools may be asked at once
         if method == "session/load":
-            request = self.rpc.load_session(cwd=cwd, session_id=session_id, mcp_servers=[])
+            request = self.rpc.load_session(cwd=cwd, session_id=session_id, mcp_servers=servers)
         else:
-            request = self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=[])
+            request = self.rpc.resume_session(session_id=session_id, cwd=cwd, mcp_servers=servers)
         try:
             answer = await self.until_ready(method, request)
         except BaseException:
             self.sessions.pop(session_id, None)
             self._end_open(opening, None)
+            self.mcp.ended(session_id)
             raise
         finally:
             # The replay is over with the answer: later updates (between turns) are not

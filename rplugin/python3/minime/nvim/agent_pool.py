@@ -10,6 +10,8 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from .. import permissions
 from ..client import Client, connect
 from ..errors import Error
@@ -93,7 +95,13 @@ class AgentPool:
         self, payload: ops.AgentOp, on_start: Callable[[], None] | None = None
     ) -> Client:
         command, discovery = self._agent_argv(payload)
-        key = (tuple(command), tuple(sorted(payload.agent_env.items())), discovery)
+        key = (
+            tuple(command),
+            tuple(sorted(payload.agent_env.items())),
+            discovery,
+            payload.editor_tools,
+            msgspec.json.encode(payload.mcp_servers),
+        )
         client = self.clients.get(key)
         if client is not None and client.alive:
             return client
@@ -153,12 +161,18 @@ class AgentPool:
         command: list[str],
         discovery: str,
     ) -> Client:
+        via = payload.editor_tools
         client = await connect(
             command=command,
             env=agent_env(payload.agent_env),
-            tools=self._tool_source(discovery),
+            # Over MCP each session's tools are asked for its cwd (as with discovery request).
+            tools=()
+            if via == "none"
+            else self._tool_source("request" if via == "mcp" else discovery),
+            tools_via="mcp" if via == "mcp" else "client",
+            mcp_servers=payload.mcp_servers,
             fs=self._file_system(),
-            discovery=discovery,
+            discovery=discovery if via == "client" else "meta",
             on_permission=self._on_permission,
             on_stderr=self._on_stderr,
             cwd=os.path.realpath(payload.cwd),
@@ -166,6 +180,12 @@ class AgentPool:
             cancel_timeout=_seconds(payload.cancel_timeout, 30.0),
         )
         self.clients[key] = client
+        for name in client.mcp.dropped:
+            self._bridge.notify(
+                f"minime: the MCP server {name!r} was not passed: {client.label} does not "
+                "take http MCP servers (mcpCapabilities.http)",
+                "warn",
+            )
         assert client.process is not None
         self._bridge.lua("require('minime.rpc').track_agent(...)", client.process.pid)
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)

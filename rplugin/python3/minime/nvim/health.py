@@ -4,7 +4,9 @@ Prints one JSON object a line, flushed as soon as known, so a check that hangs o
 leaves the earlier lines: ``{"python": …, "packages": …}``, then ``{"agent_file": …}`` when
 the arguments name one, then ``{"live": …}`` when asked to start the agent. Arguments (one
 JSON object, the agent as lua/minime/agents/ resolved it): ``command``, ``env``,
-``agent_file``, ``discovery``, ``cwd``, ``live``, ``timeout`` (seconds for ``initialize``).
+``agent_file``, ``discovery``, ``cwd``, ``live``, ``timeout`` (seconds for ``initialize``),
+``editor_tools``: with ``"mcp"``, ``{"bridge": …}`` says whether the editor's MCP server starts
+(the bridge spawned as an agent would, ``initialize`` and ``tools/list`` answered, timed).
 The live check starts the agent, runs ``initialize``, reports its name, version and
 capabilities, opens a session in ``cwd`` (``session/new``: an agent whose login or model
 settings are wrong answers initialize and fails only here, in ``session_error``), and stops it.
@@ -102,6 +104,52 @@ async def live(args: dict[str, Any]) -> dict[str, Any]:
         await client.close(grace=2.0)
 
 
+async def bridge(cwd: str) -> dict[str, Any]:
+    """Start the editor's MCP server as an agent would and time it to ``tools/list``."""
+    import asyncio
+
+    from ..mcp_host import McpHost
+    from ..tools import Tool
+
+    async def tools_for(_scope: Any) -> list[Tool]:
+        return [Tool("health", lambda _request: "ok")]
+
+    host = McpHost(tools_for)
+    await host.start()
+    try:
+        entry = host.entry(host.grant(cwd))
+        began = time.monotonic()
+        env = dict(os.environ, **{pair["name"]: pair["value"] for pair in entry["env"]})
+        proc = await asyncio.create_subprocess_exec(
+            entry["command"],
+            *entry["args"],
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h"}}
+        requests = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        try:
+            answers = [json.loads(await asyncio.wait_for(proc.stdout.readline(), 10)) for _ in "12"]
+            listed = answers[1]["result"]["tools"]
+            return {"seconds": round(time.monotonic() - began, 3), "tools": len(listed)}
+        except (TimeoutError, ValueError, KeyError, IndexError):
+            why = (await proc.stderr.read()).decode(errors="replace").strip()
+            return {"error": why or "no answer to tools/list"}
+        finally:
+            proc.stdin.close()
+            await proc.wait()
+    finally:
+        await host.close()
+
+
 def main(argv: list[str]) -> int:
     emit(**versions())
     args = json.loads(argv[0]) if argv else {}
@@ -112,6 +160,14 @@ def main(argv: list[str]) -> int:
         emit(agent_file=report)
         # As the host does: mm gives tools only to a client in the file's mode.
         args["discovery"] = report.get("discovery") or "meta"
+    if args.get("editor_tools") == "mcp":
+        import asyncio
+
+        try:
+            report = asyncio.run(bridge(args.get("cwd") or os.getcwd()))
+        except Exception as exc:
+            report = {"error": str(exc) or type(exc).__name__}
+        emit(bridge=report)
     if args.get("live"):
         import asyncio
 

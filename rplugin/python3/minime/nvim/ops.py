@@ -78,6 +78,9 @@ class AgentOp(Op, kw_only=True):
     agent_env: dict[str, str] = msgspec.field(default_factory=dict)
     agent_file: str | None = None
     discovery: str | None = None
+    editor_tools: str = "client"  # "client" | "mcp" | "none" (lua/minime/agents/init.lua)
+    # The definition's and setup's own MCP servers, as given (the library checks them).
+    mcp_servers: list[Any] = msgspec.field(default_factory=list)
     mode: str | None = None
     demo: Any = None
     tool_ctx: dict[str, Any] | None = None
