@@ -187,6 +187,29 @@ def test_a_write_the_agents_own_tool_already_shows_is_not_drawn_twice(tmp_path: 
     assert diff_under(lines, "the agent wrote stale.txt")[3:] == ["-unsaved", "+new"]
 
 
+def test_qwen_flows_of_a_new_file_and_of_an_unasked_edit_draw_each_diff_once(
+    tmp_path: Path,
+) -> None:
+    """qwen-code asks about a new file with ``oldText: ""`` (not absent), and in auto-edit mode
+    sends its diff only in the result, after the write: each change is drawn once."""
+    cwd = project(tmp_path)
+    (cwd / "later.txt").write_text("before\n")
+    with fs_editor(cwd) as ed:
+        fresh = {"path": str(cwd / "fresh.txt"), "oldText": "", "newText": "new file\n"}
+        later = {"path": str(cwd / "later.txt"), "oldText": "before\n", "newText": "after\n"}
+        got = answers(
+            ed,
+            {**write(cwd / "fresh.txt", "new file\n"), "diff": fresh},
+            {**write(cwd / "later.txt", "after\n"), "diff_after": later},
+        )
+        assert all("error" not in a for a in got), got
+        lines = ed.turn_lines()
+    assert sum(x.strip() == "+new file" for x in lines) == 1, lines
+    assert sum(x.strip() == "-before" for x in lines) == 1, lines
+    assert sum(x.strip() == "+after" for x in lines) == 1, lines
+    assert f"⚙ Edit {cwd / 'later.txt'}  [edit] completed" in lines
+
+
 def test_a_write_shows_its_change_as_a_diff_in_the_conversation(tmp_path: Path) -> None:
     cwd = project(tmp_path)
     (cwd / "open.py").write_text("a = 1\nb = 2\nc = 3\n")
