@@ -124,6 +124,15 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     assert "[other]" not in text
 
 
+def test_a_tool_call_that_arrives_completed_shows_its_content(tmp_path: Path) -> None:
+    """A ``tool_call`` already ``completed`` with text ``content`` and ``rawOutput`` "": its
+    text is drawn under it, as for a call completed by an update."""
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("ready")
+        lines = ed.turn_lines()
+    assert tool_body(lines, "⚙ Grep needle  [search] completed") == ["found it", "at line 3"]
+
+
 def test_tools_left_running_say_they_ended_without_a_status(tmp_path: Path) -> None:
     """Bullet 4."""
     with shapes_editor(tmp_path) as ed:
@@ -174,6 +183,12 @@ def test_a_loaded_session_replays_messages_apart_and_ignores_later_updates(
         "second answer.",
     ], lines
     assert "⚙ Old search  [search] completed" in lines
+    # codex-acp 2.6 replays a command's output in updates without a status.
+    assert tool_body(lines, "⚙ Run make  [execute] completed") == [
+        "compiled",
+        "linked",
+        "(exit code 0)",
+    ], lines
     assert "LATE-AFTER-LOAD" not in seen
 
 

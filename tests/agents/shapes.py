@@ -11,13 +11,17 @@ example agent) and runs no model: each prompt's words pick what it sends.
 - ``terminal``: terminal content without the client's terminal capability, one call with its
   output in ``_meta`` (codex-acp), one without, one whose output came in earlier updates'
   ``_meta.terminal_output_delta`` chunks (codex-acp 2.6);
+- ``ready``: a ``tool_call`` that arrives already ``completed``, its text in ``content`` and
+  ``rawOutput`` "" (qwen-code);
 - ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
 - ``unended``: tool calls still pending / in progress when the turn ends;
 - ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
 - ``stale``: in this turn, a ``tool_call_update`` for ``late``'s call (``l1``), then ``fresh``;
 - anything else: ``pong``.
 
-``session/load`` replays two user messages and two agent messages (``messageId`` each), answers,
+``session/load`` replays two user messages and two agent messages (``messageId`` each), a
+command whose output comes in ``_meta.terminal_output_delta`` chunks of updates without a
+status (codex-acp 2.6's replay), answers,
 then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
 Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
 ``SHAPES_NO_SESSIONS=1``: no session/list nor load.
@@ -31,7 +35,7 @@ from jsonl import requests, send
 
 LATE = "LATE-AFTER-TURN"
 LATE_LOAD = "LATE-AFTER-LOAD"
-SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "nokind", "unended", "stale"}
+SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "ready", "nokind", "unended", "stale"}
 BIG = 126_000  # characters of each of old and new in the edit's rawOutput (252 KB)
 
 
@@ -102,6 +106,17 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
             call_update(sid, "x3", _meta=delta)
         ended = {"terminal_exit": {"exit_code": 2, "signal": None, "terminal_id": "x3"}}
         call_update(sid, "x3", status="failed", name="exec_command", _meta=ended)
+    if "ready" in words:
+        text = {"type": "content", "content": {"type": "text", "text": "found it\nat line 3\n"}}
+        call(
+            sid,
+            "r1",
+            title="Grep needle",
+            kind="search",
+            status="completed",
+            rawOutput="",
+            content=[text],
+        )
     if "nokind" in words:
         call(sid, "k1", title="Find needle", kind="search", status="pending")
         call_update(sid, "k1", status="in_progress")
@@ -139,6 +154,12 @@ def load(sid: str) -> None:
     chunk(sid, "user_message_chunk", "second question", "u2")
     chunk(sid, "agent_message_chunk", "second answer.", "a2")
     call(sid, "h1", title="Old search", kind="search", status="completed")
+    content = [{"type": "terminal", "terminalId": "h2"}]
+    call(sid, "h2", title="Run make", kind="execute", status="in_progress", content=content)
+    for data in ("compiled\n", "linked\n"):
+        call_update(sid, "h2", _meta={"terminal_output_delta": {"data": data, "terminal_id": "h2"}})
+    ended = {"terminal_exit": {"exit_code": 0, "signal": None, "terminal_id": "h2"}}
+    call_update(sid, "h2", status="completed", _meta=ended)
 
 
 def main() -> None:
