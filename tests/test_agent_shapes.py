@@ -200,6 +200,18 @@ def test_an_agent_without_agent_info_is_named_by_its_definition(tmp_path: Path) 
     assert note.startswith("minime: shapes-agent keeps no sessions"), note
 
 
+def test_mode_and_config_messages_name_the_agent_by_its_definition(tmp_path: Path) -> None:
+    """Bullet 8 for :MiniMeMode / :MiniMeConfig: not `python3 offers no session modes`."""
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("ping")
+        ed.nvim.command("MiniMeMode plan")
+        note = ed.wait_note("offers no session modes")
+        ed.nvim.command("MiniMeConfig model fast")
+        option = ed.wait_note("has no config option")
+    assert note == "minime: shapes-agent offers no session modes", note
+    assert option.startswith("minime: shapes-agent has no config option"), option
+
+
 def test_checkhealth_reports_a_failing_session_new(tmp_path: Path) -> None:
     """Bullet 6: initialize answers, session/new fails: an ERROR with the agent's words."""
     with shapes_editor(tmp_path, SHAPES_FAIL_NEW="Authentication required: run login") as ed:

@@ -65,6 +65,8 @@ class Client(StoredSessions):
         self.sessions: dict[str, Session] = {}
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
+        # How the caller's definition names the agent (the editor's ``label``), for messages.
+        self.definition_label: str | None = None
         self.process: AgentProcess | None = None
         self._scopes = Scopes()
         self.tool_service = ToolService(tools, discovery, self._scopes)

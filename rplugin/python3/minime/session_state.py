@@ -93,10 +93,11 @@ def follow(session: Session, event: Event) -> None:
 
 
 def agent_name(session: Session) -> str:
-    """How messages name the agent: its own name (initialize's agentInfo), else its binary."""
+    """How messages name the agent: its own name (initialize's agentInfo), else the label of
+    its definition (the SDK's example agent sends no agentInfo: not ``node``), else its binary."""
     client = session.client
     info = client.agent_info or {}
-    return str(info.get("title") or info.get("name") or client.label)
+    return str(info.get("title") or info.get("name") or client.definition_label or client.label)
 
 
 def _offered(session: Session) -> str:

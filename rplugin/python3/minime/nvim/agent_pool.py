@@ -165,6 +165,7 @@ class AgentPool:
             ready_timeout=_seconds(payload.ready_timeout, 60.0),
             cancel_timeout=_seconds(payload.cancel_timeout, 30.0),
         )
+        client.definition_label = payload.label
         self.clients[key] = client
         assert client.process is not None
         self._bridge.lua("require('minime.rpc').track_agent(...)", client.process.pid)

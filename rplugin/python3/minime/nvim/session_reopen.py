@@ -143,7 +143,9 @@ def _agent_name(client: Client, label: str | None) -> str:
     """The agent's own name; else its definition's label (``qwen-code``), not the program
     that runs it (``node``)."""
     info = client.agent_info
-    return str(info.get("title") or info.get("name") or label or client.label)
+    return str(
+        info.get("title") or info.get("name") or label or client.definition_label or client.label
+    )
 
 
 def _reopen_method(capabilities: dict[str, Any]) -> str | None:
