@@ -212,6 +212,35 @@ def test_mode_and_config_messages_name_the_agent_by_its_definition(tmp_path: Pat
     assert option.startswith("minime: shapes-agent has no config option"), option
 
 
+def float_part(ed: Editor, part: str) -> str:
+    turn = ed.lua("return require('minime.ui.turn').get(...)", ed.cwd)
+    return "".join(piece[0] for piece in ed.float_config(turn["win"])[part])
+
+
+def test_usage_and_the_session_title_show_as_they_come(tmp_path: Path) -> None:
+    """usage_update in the float's footer and the statusline; session_info_update's title in
+    the float's title and as the session's name in :MiniMeSessions; each updated."""
+    status = "return require('minime.status').statusline()"
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("usage 53000 0.42")
+        wait_for(lambda: "53k/200k · $0.42" in float_part(ed, "footer"), 10, message="usage")
+        assert "Parser fix 53000" in float_part(ed, "title")
+        assert ed.lua(status) == "minime · 53k/200k · $0.42"
+        ed.turn("usage 120400 1.5")
+        wait_for(lambda: "120k/200k · $1.50" in float_part(ed, "footer"), 10, message="usage")
+        assert "Parser fix 120400" in float_part(ed, "title")
+        assert "Parser fix 53000" not in float_part(ed, "title")
+        assert ed.lua(status) == "minime · 120k/200k · $1.50"
+        ed.lua(
+            "vim.ui.select = function(items, opts) _G.names = vim.tbl_map(opts.format_item, items)"
+            " end"
+        )
+        ed.nvim.command("MiniMeSessions")
+        names = wait_for(lambda: ed.lua("return _G.names"), 20, message="the session picker")
+    assert names[0].startswith("Old one · ")
+    assert names[1].startswith("Parser fix 120400 · shapes-1"), names
+
+
 def test_checkhealth_reports_a_failing_session_new(tmp_path: Path) -> None:
     """Bullet 6: initialize answers, session/new fails: an ERROR with the agent's words."""
     with shapes_editor(tmp_path, SHAPES_FAIL_NEW="Authentication required: run login") as ed:

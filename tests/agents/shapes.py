@@ -13,6 +13,8 @@ example agent) and runs no model: each prompt's words pick what it sends.
   ``_meta.terminal_output_delta`` chunks (codex-acp 2.6);
 - ``ready``: a ``tool_call`` that arrives already ``completed``, its text in ``content`` and
   ``rawOutput`` "" (qwen-code);
+- ``usage N COST``: a ``usage_update`` (N tokens used of 200,000, COST dollars) and a
+  ``session_info_update`` titling the session ``Parser fix N``;
 - ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
 - ``unended``: tool calls still pending / in progress when the turn ends;
 - ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
@@ -35,7 +37,18 @@ from jsonl import requests, send
 
 LATE = "LATE-AFTER-TURN"
 LATE_LOAD = "LATE-AFTER-LOAD"
-SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "ready", "nokind", "unended", "stale"}
+SCENARIOS = {
+    "messages",
+    "qwen",
+    "codex",
+    "edit",
+    "terminal",
+    "ready",
+    "usage",
+    "nokind",
+    "unended",
+    "stale",
+}
 BIG = 126_000  # characters of each of old and new in the edit's rawOutput (252 KB)
 
 
@@ -117,6 +130,14 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
             rawOutput="",
             content=[text],
         )
+    if "usage" in words:
+        used, cost = int(words[1]), float(words[2])
+        cost_of = {"amount": cost, "currency": "USD"}
+        update(
+            sid, {"sessionUpdate": "usage_update", "used": used, "size": 200_000, "cost": cost_of}
+        )
+        update(sid, {"sessionUpdate": "session_info_update", "title": f"Parser fix {used}"})
+        chunk(sid, "agent_message_chunk", "counted", None)
     if "nokind" in words:
         call(sid, "k1", title="Find needle", kind="search", status="pending")
         call_update(sid, "k1", status="in_progress")
@@ -182,7 +203,8 @@ def main() -> None:
             send({"id": rid, "result": {"sessionId": sid}})
         elif method == "session/list" and sessions:
             item = {"sessionId": "old-1", "cwd": params.get("cwd"), "title": "Old one"}
-            send({"id": rid, "result": {"sessions": [item]}})
+            opened = [{"sessionId": sid, "cwd": cwd} for sid, cwd in cwds.items()]
+            send({"id": rid, "result": {"sessions": [item, *opened]}})
         elif method == "session/load" and sessions:
             sid = params["sessionId"]
             cwds[sid] = params.get("cwd", "")

@@ -131,7 +131,7 @@ class Client(StoredSessions):
             meta[TOOLS_META_KEY] = True
         elif self.tool_service.static:
             meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
-        lent: dict[str, Any] = {}
+        lent: dict[str, Any] = {"session": _session_capabilities()}
         if self.fs is not None:  # only then may the agent send fs/* requests
             lent["fs"] = FileSystemCapabilities(read_text_file=True, write_text_file=True)
         return await self.rpc.initialize(
@@ -335,6 +335,18 @@ class Client(StoredSessions):
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
+
+
+def _session_capabilities() -> Any:
+    """Boolean config options (session_state reads and sets them)."""
+    from acp.schema import (
+        BooleanConfigOptionCapabilities,
+        ClientSessionCapabilities,
+        SessionConfigOptionsCapabilities,
+    )
+
+    options = SessionConfigOptionsCapabilities(boolean=BooleanConfigOptionCapabilities())
+    return ClientSessionCapabilities(config_options=options)
 
 
 async def connect(

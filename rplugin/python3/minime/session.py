@@ -141,6 +141,8 @@ class Session:
         # What the agent's answer to session/new (load, resume) and its updates say.
         self.modes: SessionModes | None = None
         self.config_options: list[ConfigOption] = []
+        self.usage: dict[str, Any] | None = None  # the last usage_update: {used, size, cost?}
+        self.title: str | None = None  # the last session_info_update's title
         # Tool call ids of the turns before the running one: a late update for one of them
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
         self._past_calls: set[str] = set()

@@ -66,12 +66,20 @@ def options_of(models: list[Any] | None) -> list[ConfigOption]:
 
 
 def state_event(update: Any) -> Event | None:
-    """The event of a ``current_mode_update`` or ``config_option_update``; else None."""
+    """The event of a ``current_mode_update``, ``config_option_update``, ``usage_update`` or
+    ``session_info_update`` (one that names the title); else None."""
     kind = getattr(update, "session_update", None)
     if kind == "current_mode_update":
         return Event(kind="mode", mode=update.current_mode_id)
     if kind == "config_option_update":
         return Event(kind="config", config_options=options_of(update.config_options))
+    if kind == "usage_update":
+        usage: dict[str, Any] = {"used": update.used, "size": update.size}
+        if update.cost is not None:
+            usage["cost"] = {"amount": update.cost.amount, "currency": update.cost.currency}
+        return Event(kind="usage", usage=usage)
+    if kind == "session_info_update" and "title" in update.model_fields_set:
+        return Event(kind="title", text=update.title or "")  # null: the title is cleared
     return None
 
 
@@ -82,7 +90,8 @@ def take_answer(session: Session, response: Any) -> None:
 
 
 def follow(session: Session, event: Event) -> None:
-    """Keep the session's state as a ``mode`` or ``config`` event says it now is."""
+    """Keep the session's state as a ``mode``, ``config``, ``usage`` or ``title`` event says it
+    now is."""
     if event.kind == "mode" and event.mode is not None:
         if session.modes is not None:
             session.modes.current = event.mode
@@ -90,6 +99,10 @@ def follow(session: Session, event: Event) -> None:
             session.modes = SessionModes(current=event.mode, available=[])
     elif event.kind == "config" and event.config_options is not None:
         session.config_options = event.config_options
+    elif event.kind == "usage":
+        session.usage = event.usage
+    elif event.kind == "title":
+        session.title = event.text or None
 
 
 def agent_name(session: Session) -> str:

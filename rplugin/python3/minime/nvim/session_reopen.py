@@ -76,10 +76,12 @@ class SessionReopener:
             log.info("session/list failed: %s", exc)
             self._bridge.notify(f"minime: {name} does not list its sessions (session/list)", "warn")
             return
+        # A title the agent gave an open session since (session_info_update) names it.
+        titles = {sid: s.title for sid, s in client.sessions.items() if s.title}
         items = [
             {
                 "session_id": clean(str(item.get("sessionId") or "")),
-                "title": clean(str(item.get("title") or "")),
+                "title": clean(str(titles.get(item.get("sessionId")) or item.get("title") or "")),
                 "updated_at": clean(str(item.get("updatedAt") or "")),
                 "cwd": clean(str(item.get("cwd") or "")),
             }
@@ -119,7 +121,7 @@ class SessionReopener:
         def replayed(event: Any) -> None:
             if holder and self._modes.follow(cwd, holder[0], event):
                 return
-            if event.kind not in ("mode", "config"):
+            if event.kind not in ("mode", "config", "usage", "title"):
                 render(cwd, to_lua(event))
 
         try:
