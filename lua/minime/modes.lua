@@ -82,7 +82,8 @@ function M.usage(cwd)
   local cost = usage.cost
   if type(cost) == "table" and type(cost.amount) == "number" then
     local amount = ("%.2f"):format(cost.amount)
-    text = text .. " · " .. (cost.currency == "USD" and ("$" .. amount) or (amount .. " " .. tostring(cost.currency)))
+    local usd = cost.currency == "USD"
+    text = text .. " · " .. (usd and ("$" .. amount) or (amount .. " " .. tostring(cost.currency)))
   end
   return text
 end
