@@ -35,6 +35,8 @@ _EXPORTS = {
     "ToolRequest": "model",
     "PermissionRequest": "model",
     "PermissionOption": "model",
+    "ElicitationRequest": "elicitations",
+    "ElicitationAnswer": "elicitations",
 }
 
 __all__ = [
@@ -46,6 +48,8 @@ __all__ = [
     "ConfigOption",
     "ConfigValue",
     "Decision",
+    "ElicitationAnswer",
+    "ElicitationRequest",
     "Error",
     "Event",
     "PermissionOption",
@@ -65,6 +69,7 @@ __all__ = [
 if TYPE_CHECKING:
     from .agent import Agent, start
     from .client import Client, connect
+    from .elicitations import ElicitationAnswer, ElicitationRequest
     from .errors import Busy, Error
     from .model import (
         ConfigOption,

@@ -18,6 +18,7 @@ from typing import Any
 from . import agent_file
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
+from .elicitations import ElicitationCallback
 from .errors import Error, describe
 from .fs import FileSystem, file_system
 from .handler import Handler
@@ -54,8 +55,10 @@ class Client(StoredSessions):
         cancel_timeout: float,
         env: dict[str, str] | None,
         fs: FileSystem | None = None,
+        on_elicitation: ElicitationCallback | None = None,
     ) -> None:
         self.argv = argv
+        self.on_elicitation = on_elicitation
         self.fs = fs
         self.cwd = cwd
         self.discovery = discovery
@@ -110,7 +113,9 @@ class Client(StoredSessions):
         assert process.stdout is not None and process.stdin is not None
         self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
         self.transport.on_load_answered = self._replay_over
-        self.rpc = acp.connect_to_agent(Handler(self), self.transport)
+        # The SDK (0.12.1) serves elicitation/create only with the unstable protocol on; ACP
+        # stabilised elicitation, and this client defines no other unstable method.
+        self.rpc = acp.connect_to_agent(Handler(self), self.transport, use_unstable_protocol=True)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
             # From the first request on (the spawn and the SDK's import are not the agent's).
@@ -132,6 +137,10 @@ class Client(StoredSessions):
         elif self.tool_service.static:
             meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
         lent: dict[str, Any] = {"session": _session_capabilities()}
+        if self.on_elicitation is not None:  # only then may the agent ask questions
+            from acp.schema import ElicitationCapabilities, ElicitationFormCapabilities
+
+            lent["elicitation"] = ElicitationCapabilities(form=ElicitationFormCapabilities())
         if self.fs is not None:  # only then may the agent send fs/* requests
             lent["fs"] = FileSystemCapabilities(read_text_file=True, write_text_file=True)
         return await self.rpc.initialize(
@@ -363,8 +372,11 @@ async def connect(
     ready_timeout: float = 60.0,
     cancel_timeout: float = 30.0,
     fs: Any = None,
+    on_elicitation: ElicitationCallback | None = None,
 ) -> Client:
     """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it."""
+    if on_elicitation is not None and not callable(on_elicitation):
+        raise Error(f"on_elicitation must be a function, got {type(on_elicitation).__name__}")
     check_connect_arguments(
         config=config,
         cwd=cwd,
@@ -401,6 +413,7 @@ async def connect(
         cancel_timeout=cancel_timeout,
         env=dict(os.environ, **env) if env else None,
         fs=handlers,
+        on_elicitation=on_elicitation,
     )
     if not callable(tools):
         client.set_static_tools(tools)
