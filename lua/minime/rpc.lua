@@ -81,6 +81,19 @@ function M.permission_close(id)
   return closed
 end
 
+--- A question from the agent (elicitation/create): its float; the answer goes to the host.
+---@param req table {id, cwd, session_id, message, fields}
+function M.elicitation(req)
+  require("minime.ui.elicitation").open(req, function(action, content)
+    to_host("elicitation_answer", { id = req.id, action = action, content = content })
+  end)
+end
+
+--- The host withdrew question `id` (the turn was cancelled): close its float.
+function M.elicitation_close(id)
+  return require("minime.ui.elicitation").close(id)
+end
+
 ---@param pid integer the agent's process-group id, ended with the editor
 function M.track_agent(pid)
   require("minime.host").track(pid)

@@ -1,7 +1,8 @@
 """A minimal ACP agent (JSON lines on stdio) that uses the client's file system, for
 tests/test_fs.py and tests/test_library_fs.py. It runs no model: each prompt is JSON.
 
-- a prompt ``{"method": "fs/read_text_file", "params": {...}}`` (or a list of them) sends each
+- a prompt ``{"method": "fs/read_text_file", "params": {...}}`` (or a list of them; any client
+  method: ``elicitation/create`` too, for tests/test_elicitation.py) sends each
   request to the client (``sessionId`` filled in unless given) and answers with one text chunk
   per request: ``FS {"result": ...}`` or ``FS {"error": ...}``, the client's answer as JSON;
   an entry's ``"say"`` is sent as a text chunk just before its request, its ``"diff"`` (an ACP

@@ -85,7 +85,9 @@ class LineTransport:
             self._prompts.add(message["id"])
         if message.get("method") == LOAD_METHOD and _valid_id(message.get("id")):
             self._loads[message["id"]] = (message.get("params") or {}).get("sessionId")
-        data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+        # default=str: the SDK's invalid-params answer carries pydantic's error list, whose
+        # ``ctx`` can hold an exception object; unsent, the agent would wait for ever.
+        data = (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode("utf-8")
         async with self._write_lock:
             self._writer.write(data)
             await self._writer.drain()

@@ -46,6 +46,8 @@ class AgentPool:
         self._opening: SingleFlight[str, Session] = SingleFlight()
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
         self._told_disabled: set[str] = set()
+        # Questions from the agent (elicitation/create): the host's, set after it is built.
+        self.on_elicitation: Callable[[Any], Awaitable[Any]] | None = None
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
@@ -160,6 +162,7 @@ class AgentPool:
             fs=self._file_system(),
             discovery=discovery,
             on_permission=self._on_permission,
+            on_elicitation=self.on_elicitation,
             on_stderr=self._on_stderr,
             cwd=os.path.realpath(payload.cwd),
             ready_timeout=_seconds(payload.ready_timeout, 60.0),

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from .. import permissions
+from ..elicitations import ElicitationAnswer, ElicitationRequest
 from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
@@ -27,6 +28,7 @@ from .events import LuaEvent
 from .loop_thread import LoopThread
 from .lua_tools import LuaTools
 from .prompts import Prompts
+from .questions import Questions
 from .render import Renderer, to_lua
 from .ring_log import LOG_LINES, RingLog
 from .session_modes import SessionModes
@@ -75,6 +77,8 @@ class Host:
                 self.tools.file_system(self.pool.cwd_of, self._flush) if self.setup.fs else None
             ),
         )
+        self.questions = Questions(self.bridge.lua, self._flush, self.loop_thread.call_soon)
+        self.pool.on_elicitation = self.ask_question
         self.modes = SessionModes(self.bridge, self.pool.sessions.get)
         self.reopener = SessionReopener(
             self.pool,
@@ -116,6 +120,8 @@ class Host:
             return
         if isinstance(message, ops.PermissionAnswer):
             self.prompts.answer(message)
+        elif isinstance(message, ops.ElicitationReply):
+            self.questions.answer(message)
         elif isinstance(message, ops.ToolResult):
             self.tools.answer(message)
         elif isinstance(message, ops.Log):
@@ -285,6 +291,9 @@ class Host:
         await self.modes.set_config(payload)
 
     # -- permissions ----------------------------------------------------------------------
+
+    async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await self.questions.ask(request, self.pool.cwd_of(request.session_id))
 
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
         return await self.prompts.ask(request, self.pool.cwd_of(request.session_id))

@@ -8,7 +8,7 @@ tools/init.lua build the payloads. ``decode`` turns one into its Struct or raise
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -115,6 +115,15 @@ class SetConfig(Op, kw_only=True):
     value: str | bool
 
 
+class ElicitationReply(Op, kw_only=True):
+    """The user's answer to question ``id`` (elicitation/create): ``accept`` with ``content``
+    ({field: value}), ``decline`` (<Esc>, q) or ``cancel``."""
+
+    id: int
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
 class PermissionAnswer(Op, kw_only=True):
     """The user's answer to prompt ``id``: an option, or none (rejected); ``remember`` keeps it
     for the session."""
@@ -145,10 +154,11 @@ OPS: dict[str, type[Op]] = {
     "mode": SetMode,
     "config": SetConfig,
     "permission_answer": PermissionAnswer,
+    "elicitation_answer": ElicitationReply,
     "tool_result": ToolResult,
 }
 
-_TABLES = ("agent_env", "tool_ctx")
+_TABLES = ("agent_env", "tool_ctx", "content")
 
 
 def decode(op: str, payload: Any) -> Op:
