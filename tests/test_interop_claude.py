@@ -55,6 +55,15 @@ COMMANDS = {
 }
 CWD = [""]
 PLAN = "1. Write out.txt\n2. Check it"
+QUESTION = {
+    "question": "Which database should the service use?",
+    "header": "Database",
+    "options": [
+        {"label": "Postgres", "description": "the usual one"},
+        {"label": "SQLite", "description": "one file"},
+    ],
+    "multiSelect": False,
+}
 
 
 def script(messages: list[dict[str, Any]]) -> Reply:
@@ -69,6 +78,10 @@ def script(messages: list[dict[str, Any]]) -> Reply:
         )
     if done is not None:
         return Reply(text="All done: " + done[1].strip())
+    if "ask me" in prompt:
+        return Reply(
+            text="A question first.", tool="AskUserQuestion", input={"questions": [QUESTION]}
+        )
     if "make a plan" in prompt:
         return Reply(text="Here is the plan.", tool="ExitPlanMode", input={"plan": PLAN})
     for words, command in COMMANDS.items():
@@ -237,6 +250,30 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
             ed.turn_text().rstrip().endswith("■ cancelled · tokens: 12 input, 5 output, 17 total")
         )
         assert ed.turn_errors() == []
+
+
+def test_claudes_question_reaches_the_user_and_the_choice_its_model(tmp_path: Path) -> None:
+    """claude-agent-acp offers AskUserQuestion only to a client that advertises
+    elicitation.form: the question is a float, one key answers it, the model reads the choice."""
+    with claude_editor(tmp_path) as claude:
+        ed = claude.ed
+        ed.ask("ask me")
+        win = wait_for(
+            lambda: ed.lua("return require('minime.ui.elicitation').win()"), 60, message="float"
+        )
+        wait_for(lambda: ed.lua("return require('minime.ui.elicitation').live()"), 10)
+        lines = ed.float_lines(win)
+        ed.press(win, "2")
+        done = ed.wait_done(1)
+        offered = claude.wire("in", "initialize")[0]["params"]["clientCapabilities"]
+        (asked,) = claude.wire("out", "elicitation/create")
+        results = claude.model.tool_results()
+    assert offered["elicitation"] == {"form": {}}
+    assert asked["params"]["mode"] == "form"
+    assert lines[0] == "Which database should the service use?"
+    assert "  1  Postgres — the usual one" in lines and "  2  SQLite — one file" in lines
+    assert done["stop_reason"] == "end_turn"
+    assert len(results) == 1 and "SQLite" in results[0] and "Postgres" not in results[0], results
 
 
 def test_claude_mode_switches_and_the_one_it_changes_itself(tmp_path: Path) -> None:
