@@ -36,6 +36,9 @@ vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-toggle)", "<Cmd>MiniMeToggle<CR
 cmd("MiniMeSessions", function()
   require("minime").sessions()
 end, { desc = "Reopen an earlier session of the agent for this cwd" })
+cmd("MiniMeLogin", function(o)
+  require("minime.actions").login(o.fargs[1])
+end, { nargs = "?", desc = "Log in to this cwd's agent (authenticate); no method: pick one" })
 cmd("MiniMeMode", function(o)
   require("minime.modes").set_mode(o.fargs[1])
 end, {

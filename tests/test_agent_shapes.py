@@ -253,3 +253,43 @@ def test_checkhealth_reports_a_failing_session_new(tmp_path: Path) -> None:
         text = "\n".join(ed.nvim.current.buffer[:])
     assert "answered initialize in" in text and "opened a session in" in text
     assert "ERROR" not in text
+
+
+def test_an_agent_that_needs_a_login_says_so_and_minimelogin_logs_in(tmp_path: Path) -> None:
+    """session/new fails with ACP's auth-required error: the ask says so and names the
+    methods; :MiniMeLogin token sends authenticate, then the same ask works; :checkhealth
+    lists the methods."""
+    marker = tmp_path / "logged-in"
+    with shapes_editor(tmp_path, SHAPES_AUTH=str(marker)) as ed:
+        done, _ = ed.turn("ping")
+        error = done.get("error") or ""
+        ed.nvim.command("MiniMeLogin token")
+        ed.wait_note("logged in to shapes-agent (API token): ask again")
+        done, text = ed.turn("ping")
+        ed.nvim.command("checkhealth minime")
+        health = "\n".join(ed.nvim.current.buffer[:])
+    assert error == (
+        "shapes-agent needs a login (session/new: Authentication required (-32000)); its login"
+        " methods: API token (token), Browser login (cli) — :MiniMeLogin logs in, then ask again"
+    ), error
+    assert done["stop_reason"] == "end_turn" and "pong" in text
+    assert (
+        "login methods (:MiniMeLogin): API token (token), Browser login (cli, in a terminal)"
+        in (health)
+    )
+
+
+def test_a_terminal_login_runs_the_agents_command_in_a_terminal(tmp_path: Path) -> None:
+    marker = tmp_path / "logged-in"
+    with shapes_editor(tmp_path, SHAPES_AUTH=str(marker)) as ed:
+        ed.turn("ping")
+        ed.nvim.command("MiniMeLogin")  # no method: picked (the WATCH's vim.ui.select)
+        wait_for(lambda: ed.lua("return #_G.picks") == 1, 20, message="the methods offered")
+        ed.lua("_G.pick(2)")
+        ed.wait_note("the login (Browser login) finished: ask again")
+        shown = "\n".join(ed.nvim.current.buffer[:])
+        kind = ed.lua("return vim.b.minime")
+        done, text = ed.turn("ping")
+    assert marker.exists(), "the agent's own login ran"
+    assert "Logged in to shapes." in shown and kind == "login"
+    assert done["stop_reason"] == "end_turn" and "pong" in text

@@ -159,6 +159,20 @@ function M.sessions()
   host_op("sessions", payload)
 end
 
+--- :MiniMeLogin [method]: log in to the agent of `cwd` (default: the current one); no method:
+--- pick one of those it offers.
+---@param method_id? string
+---@param cwd? string
+function M.login(method_id, cwd)
+  local ok, payload = pcall(host_payload, cwd or vim.fn.getcwd())
+  if not ok then
+    say_error("minime: " .. tostring(payload))
+    return
+  end
+  payload.method_id = method_id ~= "" and method_id or nil
+  host_op("login", payload)
+end
+
 --- Reopen session `session_id` of the agent in `cwd` (default: the current cwd).
 ---@param session_id string
 ---@param opts? {cwd?: string, title?: string}

@@ -94,6 +94,54 @@ function M.elicitation_close(id)
   return require("minime.ui.elicitation").close(id)
 end
 
+--- :MiniMeLogin without a method: pick one of the agent's (vim.ui.select), then log in.
+---@param cwd string
+---@param methods {id: string, name: string, description?: string, type?: string}[]
+function M.pick_login(cwd, methods)
+  vim.ui.select(methods, {
+    prompt = "Log in with:",
+    kind = "minime.login",
+    format_item = function(m)
+      local text = m.name .. (m.type == "terminal" and " (in a terminal)" or "")
+      return text .. (m.description and (" — " .. m.description) or "")
+    end,
+  }, function(m)
+    if m then
+      require("minime.actions").login(m.id, cwd)
+    end
+  end)
+end
+
+--- A terminal login method: the agent's own login command in a terminal (a new tab), for the
+--- user to follow; its exit is said, and the ask can then be repeated.
+---@param cwd string
+---@param argv string[]
+---@param env table<string, string>
+---@param name string
+function M.login_terminal(cwd, argv, env, name)
+  vim.cmd.tabnew()
+  local buf = vim.api.nvim_get_current_buf()
+  local ok, job = pcall(vim.fn.jobstart, argv, {
+    term = true,
+    cwd = cwd,
+    env = next(env) and env or nil,
+    on_exit = function(_, code)
+      vim.schedule(function()
+        local level = code == 0 and vim.log.levels.INFO or vim.log.levels.WARN
+        local how = code == 0 and "finished: ask again" or ("exited with status %d"):format(code)
+        vim.notify(("minime: the login (%s) %s"):format(name, how), level)
+      end)
+    end,
+  })
+  if not ok or job <= 0 then
+    local why = ("minime: the login (%s) could not start: %s"):format(name, tostring(job))
+    vim.notify(why, vim.log.levels.ERROR)
+    return
+  end
+  vim.b[buf].minime = "login"
+  vim.cmd.startinsert()
+end
+
 ---@param pid integer the agent's process-group id, ended with the editor
 function M.track_agent(pid)
   require("minime.host").track(pid)

@@ -26,12 +26,16 @@ command whose output comes in ``_meta.terminal_output_delta`` chunks of updates 
 status (codex-acp 2.6's replay), answers,
 then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
 Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
-``SHAPES_NO_SESSIONS=1``: no session/list nor load.
+``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_AUTH`` (a path): ``authMethods``
+``token`` (``authenticate`` logs in) and ``cli`` (a terminal method: this script run with
+``--login`` logs in), and session/new fails with ACP's auth-required error until that path
+exists (the login writes it).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from jsonl import requests, send
 
@@ -183,7 +187,19 @@ def load(sid: str) -> None:
     call_update(sid, "h2", status="completed", _meta=ended)
 
 
+AUTH_METHODS = [
+    {"id": "token", "name": "API token", "description": "the token in the environment"},
+    {"id": "cli", "name": "Browser login", "type": "terminal", "args": ["--login"]},
+]
+
+
 def main() -> None:
+    auth = os.environ.get("SHAPES_AUTH")
+    if "--login" in sys.argv:  # the terminal login: says so, logs in, exits
+        print("Logged in to shapes.", flush=True)
+        if auth:
+            open(auth, "w").close()
+        return
     sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
     cwds: dict[str, str] = {}
     for request in requests():
@@ -191,8 +207,20 @@ def main() -> None:
         rid = request["id"]
         if method == "initialize":
             caps = {"loadSession": True, "sessionCapabilities": {"list": {}}} if sessions else {}
-            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": caps}})
+            result = {"protocolVersion": 1, "agentCapabilities": caps}
+            if auth:
+                result["authMethods"] = AUTH_METHODS
+            send({"id": rid, "result": result})
+        elif method == "authenticate" and auth:
+            if params.get("methodId") == "token":
+                open(auth, "w").close()
+                send({"id": rid, "result": {}})
+            else:
+                send({"id": rid, "error": {"code": -32602, "message": "use the terminal"}})
         elif method == "session/new":
+            if auth and not os.path.exists(auth):
+                send({"id": rid, "error": {"code": -32000, "message": "Authentication required"}})
+                continue
             failure = os.environ.get("SHAPES_FAIL_NEW")
             if failure:
                 error = {"code": -32000, "message": failure}

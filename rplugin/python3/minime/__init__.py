@@ -20,6 +20,7 @@ _EXPORTS = {
     "Session": "session",
     "Error": "errors",
     "Busy": "errors",
+    "AuthRequired": "errors",
     "Tool": "tools",
     "ALLOW": "permissions",
     "REJECT": "permissions",
@@ -43,6 +44,7 @@ __all__ = [
     "ALLOW",
     "REJECT",
     "Agent",
+    "AuthRequired",
     "Busy",
     "Client",
     "ConfigOption",
@@ -70,7 +72,7 @@ if TYPE_CHECKING:
     from .agent import Agent, start
     from .client import Client, connect
     from .elicitations import ElicitationAnswer, ElicitationRequest
-    from .errors import Busy, Error
+    from .errors import AuthRequired, Busy, Error
     from .model import (
         ConfigOption,
         ConfigValue,

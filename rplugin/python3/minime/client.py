@@ -19,7 +19,7 @@ from . import agent_file
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
 from .elicitations import ElicitationCallback
-from .errors import Error, describe
+from .errors import AUTH_REQUIRED, AuthRequired, Error, describe, method_names
 from .fs import FileSystem, file_system
 from .handler import Handler
 from .permissions import PermissionCallback
@@ -56,8 +56,10 @@ class Client(StoredSessions):
         env: dict[str, str] | None,
         fs: FileSystem | None = None,
         on_elicitation: ElicitationCallback | None = None,
+        terminal_auth: bool = False,
     ) -> None:
         self.argv = argv
+        self.terminal_auth = terminal_auth
         self.on_elicitation = on_elicitation
         self.fs = fs
         self.cwd = cwd
@@ -68,6 +70,7 @@ class Client(StoredSessions):
         self.sessions: dict[str, Session] = {}
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
+        self.auth_methods: list[dict[str, Any]] = []  # initialize's authMethods, as sent
         # How the caller's definition names the agent (the editor's ``label``), for messages.
         self.definition_label: str | None = None
         self.process: AgentProcess | None = None
@@ -126,6 +129,7 @@ class Client(StoredSessions):
             raise
         self.agent_info = dump(response.agent_info)
         self.agent_capabilities = dump(response.agent_capabilities)
+        self.auth_methods = [dump(method) for method in response.auth_methods or []]
 
     async def _initialize(self) -> Any:
         from acp import PROTOCOL_VERSION
@@ -137,6 +141,10 @@ class Client(StoredSessions):
         elif self.tool_service.static:
             meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
         lent: dict[str, Any] = {"session": _session_capabilities()}
+        if self.terminal_auth:  # the caller runs terminal login methods (the editor does)
+            from acp.schema import AuthCapabilities
+
+            lent["auth"] = AuthCapabilities(terminal=True)
         if self.on_elicitation is not None:  # only then may the agent ask questions
             from acp.schema import ElicitationCapabilities, ElicitationFormCapabilities
 
@@ -173,6 +181,8 @@ class Client(StoredSessions):
             except Error:
                 raise
             except Exception as exc:
+                if getattr(exc, "code", None) == AUTH_REQUIRED:
+                    raise self._auth_required(what, exc) from None
                 # A closed connection usually means the agent is exiting: let its status speak.
                 if await self.process.wait(2.0 if isinstance(exc, ConnectionError) else 0) is None:
                     raise Error(f"{what} failed: {describe(exc)}{self._stderr_hint()}") from None
@@ -188,6 +198,26 @@ class Client(StoredSessions):
             f"{self.binary} did not answer {what} within {self.ready_timeout:g} s{since}"
             f"{self._stderr_hint()}"
         )
+
+    def _auth_required(self, what: str, exc: BaseException) -> AuthRequired:
+        name = self.agent_info.get("title") or self.agent_info.get("name") or self.definition_label
+        name = name or self.label
+        methods = self.auth_methods
+        how = f"its login methods: {method_names(methods)}" if methods else "it names no method"
+        return AuthRequired(f"{name} needs a login ({what}: {describe(exc)}); {how}", methods)
+
+    async def authenticate(self, method_id: str) -> None:
+        """``authenticate`` with one of the agent's ``authMethods``; any failure an Error."""
+        self._check_alive()
+        if not any(m.get("id") == method_id for m in self.auth_methods):
+            offered = method_names(self.auth_methods) or "none"
+            raise Error(f"no login method {method_id!r}; the agent offers: {offered}")
+        try:
+            await self.rpc.authenticate(method_id=method_id)
+        except Exception as exc:
+            if isinstance(exc, ConnectionError) or not self.alive:
+                raise await self.death_or(exc) from None
+            raise Error(f"authenticate failed: {describe(exc)}") from None
 
     def _stderr_hint(self) -> str:
         line = self.process.last_stderr_line if self.process else ""
@@ -373,6 +403,7 @@ async def connect(
     cancel_timeout: float = 30.0,
     fs: Any = None,
     on_elicitation: ElicitationCallback | None = None,
+    terminal_auth: bool = False,
 ) -> Client:
     """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it."""
     if on_elicitation is not None and not callable(on_elicitation):
@@ -414,6 +445,7 @@ async def connect(
         env=dict(os.environ, **env) if env else None,
         fs=handlers,
         on_elicitation=on_elicitation,
+        terminal_auth=terminal_auth,
     )
     if not callable(tools):
         client.set_static_tools(tools)

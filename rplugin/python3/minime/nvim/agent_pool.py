@@ -163,6 +163,7 @@ class AgentPool:
             discovery=discovery,
             on_permission=self._on_permission,
             on_elicitation=self.on_elicitation,
+            terminal_auth=True,  # :MiniMeLogin runs them in a terminal (login.py)
             on_stderr=self._on_stderr,
             cwd=os.path.realpath(payload.cwd),
             ready_timeout=_seconds(payload.ready_timeout, 60.0),

@@ -18,13 +18,14 @@ import msgspec
 
 from .. import permissions
 from ..elicitations import ElicitationAnswer, ElicitationRequest
-from ..errors import Error
+from ..errors import AuthRequired, Error
 from ..model import PermissionRequest
 from ..session import Session
 from . import events, ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
 from .events import LuaEvent
+from .login import Login
 from .loop_thread import LoopThread
 from .lua_tools import LuaTools
 from .prompts import Prompts
@@ -80,6 +81,7 @@ class Host:
         self.questions = Questions(self.bridge.lua, self._flush, self.loop_thread.call_soon)
         self.pool.on_elicitation = self.ask_question
         self.modes = SessionModes(self.bridge, self.pool.sessions.get)
+        self.login = Login(self.pool, self.bridge)
         self.reopener = SessionReopener(
             self.pool,
             self.bridge,
@@ -169,6 +171,9 @@ class Host:
         try:
             ready = self._readying.run(cwd, lambda: self._open(cwd, ask))
             session = await waiting.wait(ready)
+        except AuthRequired as exc:
+            self._fail(cwd, f"{exc} — :MiniMeLogin logs in, then ask again")
+            return
         except Error as exc:
             self._fail(cwd, str(exc))
             return
@@ -283,6 +288,9 @@ class Host:
 
     async def op_load_session(self, payload: ops.LoadSession) -> None:
         await self.reopener.load(payload)
+
+    async def op_login(self, payload: ops.Login) -> None:
+        await self.login.run(payload)
 
     async def op_mode(self, payload: ops.SetMode) -> None:
         await self.modes.set_mode(payload)

@@ -95,6 +95,12 @@ class Sessions(AgentOp, kw_only=True):
     pass
 
 
+class Login(AgentOp, kw_only=True):
+    """:MiniMeLogin [method]: ``authenticate`` with that method (none: pick one)."""
+
+    method_id: str | None = None
+
+
 class LoadSession(AgentOp, kw_only=True):
     session_id: str
     title: str | None = None
@@ -151,6 +157,7 @@ OPS: dict[str, type[Op]] = {
     "log": Log,
     "sessions": Sessions,
     "load_session": LoadSession,
+    "login": Login,
     "mode": SetMode,
     "config": SetConfig,
     "permission_answer": PermissionAnswer,

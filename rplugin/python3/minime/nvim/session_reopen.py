@@ -50,7 +50,7 @@ class SessionReopener:
         if not self._pool.busy(cwd):  # a running turn keeps the context it was asked with
             self._take_tool_ctx(cwd, payload)
         client = await self._pool.client_for(payload)
-        name = _agent_name(client, payload.label)
+        name = agent_name(client, payload.label)
         caps = client.agent_capabilities
         listing = "list" in (caps.get("sessionCapabilities") or {})
         how = _reopen_method(caps)
@@ -105,7 +105,7 @@ class SessionReopener:
         how = _reopen_method(client.agent_capabilities)
         if how is None:
             self._bridge.notify(
-                f"minime: {_agent_name(client, payload.label)} cannot reopen sessions", "warn"
+                f"minime: {agent_name(client, payload.label)} cannot reopen sessions", "warn"
             )
             return
         prompt = clean(f"(loaded session {title})")
@@ -141,7 +141,7 @@ class SessionReopener:
         render(cwd, events.Done(stop_reason="end_turn", cwd=cwd, session_id=clean(session_id)))
 
 
-def _agent_name(client: Client, label: str | None) -> str:
+def agent_name(client: Client, label: str | None) -> str:
     """The agent's own name; else its definition's label (``qwen-code``), not the program
     that runs it (``node``)."""
     info = client.agent_info
