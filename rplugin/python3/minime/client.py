@@ -18,8 +18,10 @@ from typing import Any
 from . import agent_file
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
+from .auth import Authentication
+from .capabilities import lent_capabilities
 from .elicitations import ElicitationCallback
-from .errors import AUTH_REQUIRED, AuthRequired, Error, describe, method_names
+from .errors import AUTH_REQUIRED, Error, describe
 from .fs import FileSystem, file_system
 from .handler import Handler
 from .permissions import PermissionCallback
@@ -39,7 +41,7 @@ CLIENT_NAME = "minime.py"
 CLIENT_VERSION = "0.1.0"
 
 
-class Client(StoredSessions):
+class Client(StoredSessions, Authentication):
     """A connection to one agent process. Build it with :func:`connect`."""
 
     def __init__(
@@ -133,24 +135,18 @@ class Client(StoredSessions):
 
     async def _initialize(self) -> Any:
         from acp import PROTOCOL_VERSION
-        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+        from acp.schema import ClientCapabilities, Implementation
 
         meta: dict[str, Any] = {}
         if self.discovery == "request":
             meta[TOOLS_META_KEY] = True
         elif self.tool_service.static:
             meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
-        lent: dict[str, Any] = {"session": _session_capabilities()}
-        if self.terminal_auth:  # the caller runs terminal login methods (the editor does)
-            from acp.schema import AuthCapabilities
-
-            lent["auth"] = AuthCapabilities(terminal=True)
-        if self.on_elicitation is not None:  # only then may the agent ask questions
-            from acp.schema import ElicitationCapabilities, ElicitationFormCapabilities
-
-            lent["elicitation"] = ElicitationCapabilities(form=ElicitationFormCapabilities())
-        if self.fs is not None:  # only then may the agent send fs/* requests
-            lent["fs"] = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        lent = lent_capabilities(
+            fs=self.fs is not None,
+            questions=self.on_elicitation is not None,
+            terminal_auth=self.terminal_auth,
+        )
         return await self.rpc.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(field_meta=meta or None, **lent),
@@ -198,26 +194,6 @@ class Client(StoredSessions):
             f"{self.binary} did not answer {what} within {self.ready_timeout:g} s{since}"
             f"{self._stderr_hint()}"
         )
-
-    def _auth_required(self, what: str, exc: BaseException) -> AuthRequired:
-        name = self.agent_info.get("title") or self.agent_info.get("name") or self.definition_label
-        name = name or self.label
-        methods = self.auth_methods
-        how = f"its login methods: {method_names(methods)}" if methods else "it names no method"
-        return AuthRequired(f"{name} needs a login ({what}: {describe(exc)}); {how}", methods)
-
-    async def authenticate(self, method_id: str) -> None:
-        """``authenticate`` with one of the agent's ``authMethods``; any failure an Error."""
-        self._check_alive()
-        if not any(m.get("id") == method_id for m in self.auth_methods):
-            offered = method_names(self.auth_methods) or "none"
-            raise Error(f"no login method {method_id!r}; the agent offers: {offered}")
-        try:
-            await self.rpc.authenticate(method_id=method_id)
-        except Exception as exc:
-            if isinstance(exc, ConnectionError) or not self.alive:
-                raise await self.death_or(exc) from None
-            raise Error(f"authenticate failed: {describe(exc)}") from None
 
     def _stderr_hint(self) -> str:
         line = self.process.last_stderr_line if self.process else ""
@@ -374,18 +350,6 @@ class Client(StoredSessions):
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
-
-
-def _session_capabilities() -> Any:
-    """Boolean config options (session_state reads and sets them)."""
-    from acp.schema import (
-        BooleanConfigOptionCapabilities,
-        ClientSessionCapabilities,
-        SessionConfigOptionsCapabilities,
-    )
-
-    options = SessionConfigOptionsCapabilities(boolean=BooleanConfigOptionCapabilities())
-    return ClientSessionCapabilities(config_options=options)
 
 
 async def connect(
