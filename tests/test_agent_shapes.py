@@ -293,3 +293,32 @@ def test_a_terminal_login_runs_the_agents_command_in_a_terminal(tmp_path: Path) 
     assert marker.exists(), "the agent's own login ran"
     assert "Logged in to shapes." in shown and kind == "login"
     assert done["stop_reason"] == "end_turn" and "pong" in text
+
+
+def test_sessions_offers_close_and_delete_with_a_confirmation(tmp_path: Path) -> None:
+    """Where the agent advertises session/close and session/delete, :MiniMeSessions offers them
+    after the pick; delete asks first; a closed current session makes the next ask a new one."""
+    wire = tmp_path / "managed.txt"
+    with shapes_editor(tmp_path, SHAPES_MANAGE=str(wire)) as ed:
+        ed.turn("ping")  # opens shapes-1, listed after old-1
+
+        def choose(*picks: int) -> None:
+            start = len(ed.lua("return _G.picks"))
+            ed.nvim.command("MiniMeSessions")
+            for n, pick in enumerate(picks):
+                wait_for(
+                    lambda n=n: len(ed.lua("return _G.picks")) > start + n, 20, message="a pick"
+                )
+                ed.lua(f"_G.pick({pick})")
+
+        choose(1, 3, 2)  # old-1, Delete…, "Keep it"
+        choose(1, 3, 1)  # old-1, Delete…, "Delete … for good"
+        ed.wait_note("session Old one deleted (shapes-agent)")
+        choose(1, 2)  # now shapes-1 is first: Close
+        ed.wait_note("session shapes-1 closed (shapes-agent)")
+        done, text = ed.turn("ping")
+        offered = ed.lua("return _G.picks")
+    assert wire.read_text().splitlines() == ["session/delete old-1", "session/close shapes-1"]
+    assert offered[:3] == [2, 3, 2], offered  # two sessions; reopen/close/delete; delete or keep
+    assert done["stop_reason"] == "end_turn" and "pong" in text
+    assert done["session_id"] == "shapes-2", "a new session after the current one closed"

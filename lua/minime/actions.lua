@@ -173,6 +173,21 @@ function M.login(method_id, cwd)
   host_op("login", payload)
 end
 
+--- Close or delete session `session_id` of the agent in `cwd` (:MiniMeSessions).
+---@param session_id string
+---@param action "close"|"delete"
+---@param cwd string
+---@param title? string
+function M.manage_session(session_id, action, cwd, title)
+  local ok, payload = pcall(host_payload, cwd)
+  if not ok then
+    say_error("minime: " .. tostring(payload))
+    return
+  end
+  payload.session_id, payload.action, payload.title = session_id, action, title
+  host_op("manage_session", payload)
+end
+
 --- Reopen session `session_id` of the agent in `cwd` (default: the current cwd).
 ---@param session_id string
 ---@param opts? {cwd?: string, title?: string}

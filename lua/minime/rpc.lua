@@ -158,7 +158,48 @@ end
 ---@param cwd string
 ---@param items {session_id: string, title: string, updated_at: string}[]
 ---@param how "load"|"resume"
-function M.pick_session(cwd, items, how)
+function M.pick_session(cwd, items, how, manage)
+  manage = type(manage) == "table" and manage or {}
+  local function title_of(item)
+    return item.title ~= "" and item.title or nil
+  end
+  local function reopen(item)
+    require("minime.actions").load_session(item.session_id, { cwd = cwd, title = title_of(item) })
+  end
+  local function act(item)
+    local name = title_of(item) or item.session_id
+    local choices = { { "reopen", how == "load" and "Reopen (its history replays)" or "Resume" } }
+    if manage.close then
+      choices[#choices + 1] = { "close", "Close (session/close: the agent frees it)" }
+    end
+    if manage.delete then
+      choices[#choices + 1] = { "delete", "Delete… (session/delete: gone for good)" }
+    end
+    vim.ui.select(choices, {
+      prompt = name .. ":",
+      kind = "minime.session_action",
+      format_item = function(c)
+        return c[2]
+      end,
+    }, function(c)
+      if not c then
+        return
+      elseif c[1] == "reopen" then
+        return reopen(item)
+      elseif c[1] == "close" then
+        local actions = require("minime.actions")
+        return actions.manage_session(item.session_id, "close", cwd, title_of(item))
+      end
+      vim.ui.select({ "Delete " .. name .. " for good", "Keep it" }, {
+        prompt = "Delete this session?",
+        kind = "minime.confirm",
+      }, function(_, i)
+        if i == 1 then
+          require("minime.actions").manage_session(item.session_id, "delete", cwd, title_of(item))
+        end
+      end)
+    end)
+  end
   vim.ui.select(items, {
     prompt = how == "load" and "Reopen a session (its history replays):" or "Resume a session:",
     kind = "minime.session",
@@ -171,11 +212,13 @@ function M.pick_session(cwd, items, how)
       return table.concat(parts, " · ")
     end,
   }, function(item)
-    if item then
-      require("minime.actions").load_session(
-        item.session_id,
-        { cwd = cwd, title = item.title ~= "" and item.title or nil }
-      )
+    if not item then
+      return
+    end
+    if manage.close or manage.delete then
+      act(item)
+    else
+      reopen(item)
     end
   end)
 end

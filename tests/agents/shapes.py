@@ -29,7 +29,9 @@ Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health c
 ``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_AUTH`` (a path): ``authMethods``
 ``token`` (``authenticate`` logs in) and ``cli`` (a terminal method: this script run with
 ``--login`` logs in), and session/new fails with ACP's auth-required error until that path
-exists (the login writes it).
+exists (the login writes it); ``SHAPES_MANAGE`` (a path): ``sessionCapabilities.close`` and
+``delete`` advertised, each such request written to that file as a line ``<method> <id>`` (a
+deleted session leaves the list).
 """
 
 from __future__ import annotations
@@ -201,12 +203,16 @@ def main() -> None:
             open(auth, "w").close()
         return
     sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
+    manage = os.environ.get("SHAPES_MANAGE")
+    deleted: set[str] = set()
     cwds: dict[str, str] = {}
     for request in requests():
         method, params = request["method"], request.get("params") or {}
         rid = request["id"]
         if method == "initialize":
             caps = {"loadSession": True, "sessionCapabilities": {"list": {}}} if sessions else {}
+            if manage:
+                caps["sessionCapabilities"].update({"close": {}, "delete": {}})
             result = {"protocolVersion": 1, "agentCapabilities": caps}
             if auth:
                 result["authMethods"] = AUTH_METHODS
@@ -232,7 +238,15 @@ def main() -> None:
         elif method == "session/list" and sessions:
             item = {"sessionId": "old-1", "cwd": params.get("cwd"), "title": "Old one"}
             opened = [{"sessionId": sid, "cwd": cwd} for sid, cwd in cwds.items()]
-            send({"id": rid, "result": {"sessions": [item, *opened]}})
+            listed = [x for x in [item, *opened] if x["sessionId"] not in deleted]
+            send({"id": rid, "result": {"sessions": listed}})
+        elif method in ("session/close", "session/delete") and manage:
+            with open(manage, "a") as log:
+                log.write(f"{method} {params.get('sessionId')}\n")
+            if method == "session/delete":
+                deleted.add(params.get("sessionId"))
+                cwds.pop(params.get("sessionId"), None)
+            send({"id": rid, "result": {}})
         elif method == "session/load" and sessions:
             sid = params["sessionId"]
             cwds[sid] = params.get("cwd", "")

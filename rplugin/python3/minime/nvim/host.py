@@ -289,6 +289,9 @@ class Host:
     async def op_load_session(self, payload: ops.LoadSession) -> None:
         await self.reopener.load(payload)
 
+    async def op_manage_session(self, payload: ops.ManageSession) -> None:
+        await self.reopener.manage(payload)
+
     async def op_login(self, payload: ops.Login) -> None:
         await self.login.run(payload)
 

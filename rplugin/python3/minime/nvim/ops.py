@@ -95,6 +95,14 @@ class Sessions(AgentOp, kw_only=True):
     pass
 
 
+class ManageSession(AgentOp, kw_only=True):
+    """:MiniMeSessions' close (``session/close``) or delete (``session/delete``) of one."""
+
+    session_id: str
+    action: Literal["close", "delete"]
+    title: str | None = None
+
+
 class Login(AgentOp, kw_only=True):
     """:MiniMeLogin [method]: ``authenticate`` with that method (none: pick one)."""
 
@@ -158,6 +166,7 @@ OPS: dict[str, type[Op]] = {
     "sessions": Sessions,
     "load_session": LoadSession,
     "login": Login,
+    "manage_session": ManageSession,
     "mode": SetMode,
     "config": SetConfig,
     "permission_answer": PermissionAnswer,

@@ -91,7 +91,33 @@ class SessionReopener:
         if not items:
             self._bridge.notify(f"minime: no earlier sessions of {name} for {cwd}", "info")
             return
-        self._bridge.lua("require('minime.rpc').pick_session(...)", cwd, items, how)
+        kept = caps.get("sessionCapabilities") or {}
+        manage = {"close": "close" in kept, "delete": "delete" in kept}
+        self._bridge.lua("require('minime.rpc').pick_session(...)", cwd, items, how, manage)
+
+    async def manage(self, payload: ops.ManageSession) -> None:
+        """Close (``session/close``) or delete (``session/delete``) a listed session; if it is
+        this cwd's, the next ask starts a new one."""
+        cwd = os.path.realpath(payload.cwd)
+        client = await self._pool.client_for(payload)
+        name = agent_name(client, payload.label)
+        title = payload.title or payload.session_id
+        try:
+            if payload.action == "close":
+                await client.close_session(payload.session_id)
+            else:
+                await client.delete_session(payload.session_id)
+        except Error as exc:
+            if not client.alive:
+                raise
+            self._bridge.notify(f"minime: {name} did not {payload.action} {title}: {exc}", "error")
+            return
+        current = self._pool.sessions.get(cwd)
+        if current is not None and current.session_id == payload.session_id:
+            del self._pool.sessions[cwd]
+            self._modes.publish(cwd, None)
+        done = "closed" if payload.action == "close" else "deleted"
+        self._bridge.notify(f"minime: session {title} {done} ({name})", "info")
 
     async def load(self, payload: ops.LoadSession) -> None:
         """Reopen an earlier session in this cwd: its history replays into the turn float."""
