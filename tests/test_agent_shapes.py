@@ -7,6 +7,7 @@ in the turn float, or every event the float was given.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -322,3 +323,16 @@ def test_sessions_offers_close_and_delete_with_a_confirmation(tmp_path: Path) ->
     assert offered[:3] == [2, 3, 2], offered  # two sessions; reopen/close/delete; delete or keep
     assert done["stop_reason"] == "end_turn" and "pong" in text
     assert done["session_id"] == "shapes-2", "a new session after the current one closed"
+
+
+def test_additional_directories_go_to_an_agent_that_takes_them(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    agent = {"cmd": [sys.executable, str(SHAPES)], "label": "shapes-agent"}
+    opts = {"additional_directories": [str(shared) + "/"]}
+    for dirs, expected in (("1", [str(shared)]), ("0", None)):
+        agent["env"] = {"SHAPES_DIRS": dirs}
+        with editor_with(tmp_path, {"agent": agent, **opts}, WATCH, timeout=30.0) as ed:
+            _, text = ed.turn("dirs")
+        got = json.loads(text.split("DIRS ", 1)[1].split("\n", 1)[0])
+        assert got == expected, text

@@ -31,11 +31,13 @@ Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health c
 ``--login`` logs in), and session/new fails with ACP's auth-required error until that path
 exists (the login writes it); ``SHAPES_MANAGE`` (a path): ``sessionCapabilities.close`` and
 ``delete`` advertised, each such request written to that file as a line ``<method> <id>`` (a
-deleted session leaves the list).
+deleted session leaves the list); ``SHAPES_DIRS=1``: ``additionalDirectories`` advertised, and
+the prompt ``dirs`` answers ``DIRS <the session/new additionalDirectories as JSON>``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -205,6 +207,7 @@ def main() -> None:
     sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
     manage = os.environ.get("SHAPES_MANAGE")
     deleted: set[str] = set()
+    roots: dict[str, object] = {}
     cwds: dict[str, str] = {}
     for request in requests():
         method, params = request["method"], request.get("params") or {}
@@ -213,6 +216,8 @@ def main() -> None:
             caps = {"loadSession": True, "sessionCapabilities": {"list": {}}} if sessions else {}
             if manage:
                 caps["sessionCapabilities"].update({"close": {}, "delete": {}})
+            if os.environ.get("SHAPES_DIRS") == "1":
+                caps.setdefault("sessionCapabilities", {})["additionalDirectories"] = {}
             result = {"protocolVersion": 1, "agentCapabilities": caps}
             if auth:
                 result["authMethods"] = AUTH_METHODS
@@ -234,6 +239,7 @@ def main() -> None:
                 continue
             sid = f"shapes-{len(cwds) + 1}"
             cwds[sid] = params.get("cwd", "")
+            roots[sid] = params.get("additionalDirectories")
             send({"id": rid, "result": {"sessionId": sid}})
         elif method == "session/list" and sessions:
             item = {"sessionId": "old-1", "cwd": params.get("cwd"), "title": "Old one"}
@@ -261,6 +267,8 @@ def main() -> None:
                 b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"
             )
             words = text.split()
+            if words == ["dirs"]:
+                chunk(sid, "agent_message_chunk", "DIRS " + json.dumps(roots.get(sid)) + "\n", None)
             prompt(sid, words, cwds.get(sid, ""))
             send({"id": rid, "result": {"stopReason": "end_turn"}})
             after_prompt(sid, words)

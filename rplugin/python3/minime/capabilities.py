@@ -4,7 +4,12 @@ would make it wait for ever or fail)."""
 
 from __future__ import annotations
 
+import logging
+import os
+from collections.abc import Sequence
 from typing import Any
+
+log = logging.getLogger("minime")
 
 
 def lent_capabilities(*, fs: bool, questions: bool, terminal_auth: bool) -> dict[str, Any]:
@@ -30,3 +35,13 @@ def lent_capabilities(*, fs: bool, questions: bool, terminal_auth: bool) -> dict
     if terminal_auth:
         lent["auth"] = AuthCapabilities(terminal=True)
     return lent
+
+
+def session_roots(agent_capabilities: dict[str, Any], directories: Sequence[str]) -> dict[str, Any]:
+    """``additional_directories`` for session/new, where the agent advertises them."""
+    if not directories:
+        return {}
+    if "additionalDirectories" not in (agent_capabilities.get("sessionCapabilities") or {}):
+        log.info("additional directories not sent: the agent does not advertise them")
+        return {}
+    return {"additional_directories": [os.path.abspath(d) for d in directories]}

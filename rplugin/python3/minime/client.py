@@ -19,7 +19,7 @@ from . import agent_file
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
 from .auth import Authentication
-from .capabilities import lent_capabilities
+from .capabilities import lent_capabilities, session_roots
 from .elicitations import ElicitationCallback
 from .errors import AUTH_REQUIRED, Error, describe
 from .fs import FileSystem, file_system
@@ -249,12 +249,17 @@ class Client(StoredSessions, Authentication):
 
     # -- sessions ---------------------------------------------------------------------
 
-    async def new_session(self, cwd: str | None = None) -> Session:
+    async def new_session(
+        self, cwd: str | None = None, additional_directories: Sequence[str] = ()
+    ) -> Session:
         """Open a session whose tools run in ``cwd`` (default: the client's cwd), within
-        ``ready_timeout``."""
-        return await self.open_first_session(cwd, ready_by=None)
+        ``ready_timeout``; ``additional_directories`` (absolute paths) widen the agent's own
+        workspace where it advertises ``sessionCapabilities.additionalDirectories``."""
+        return await self.open_first_session(cwd, None, additional_directories)
 
-    async def open_first_session(self, cwd: str | None, ready_by: float | None) -> Session:
+    async def open_first_session(
+        self, cwd: str | None, ready_by: float | None, additional_directories: Sequence[str] = ()
+    ) -> Session:
         """``new_session`` bounded by ``ready_by`` (``start()``: one bound for the whole start,
         so a slow ``initialize`` leaves ``session/new`` only the rest of ``ready_timeout``)."""
         self._check_alive()
@@ -262,8 +267,9 @@ class Client(StoredSessions, Authentication):
         opening = self._scopes.begin_new(cwd)
         session_id: str | None = None
         try:
+            roots = session_roots(self.agent_capabilities, additional_directories)
             response = await self.until_ready(
-                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[]), ready_by
+                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=[], **roots), ready_by
             )
             if self._scopes.conflicts(response.session_id, cwd):
                 raise Error(

@@ -48,6 +48,8 @@ class AgentPool:
         self._told_disabled: set[str] = set()
         # Questions from the agent (elicitation/create): the host's, set after it is built.
         self.on_elicitation: Callable[[Any], Awaitable[Any]] | None = None
+        # The setup's additional_directories for each new session: the host's, set likewise.
+        self.additional_directories: Callable[[], list[str]] = list
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
@@ -72,7 +74,8 @@ class AgentPool:
 
         async def open_session() -> Session:
             client = await self.client_for(payload, on_start)
-            session = await client.new_session(cwd)
+            dirs = self.additional_directories()
+            session = await client.new_session(cwd, additional_directories=dirs)
             self.sessions[cwd] = session
             log.info("session %s for %s", session.session_id, cwd)
             return session

@@ -78,6 +78,7 @@ class Host:
                 self.tools.file_system(self.pool.cwd_of, self._flush) if self.setup.fs else None
             ),
         )
+        self.pool.additional_directories = lambda: self.setup.additional_directories
         self.questions = Questions(self.bridge.lua, self._flush, self.loop_thread.call_soon)
         self.pool.on_elicitation = self.ask_question
         self.modes = SessionModes(self.bridge, self.pool.sessions.get)

@@ -51,6 +51,7 @@ class Setup(Op, kw_only=True):
     permission_rules: list[Any] = msgspec.field(default_factory=list)
     permission_timeout: float | None = None
     fs: bool = True  # lend the agent the ACP file system through the buffers
+    additional_directories: list[str] = msgspec.field(default_factory=list)  # absolute paths
 
 
 class CwdOp(Op, kw_only=True):
