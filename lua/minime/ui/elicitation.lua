@@ -474,22 +474,11 @@ function M.waiting(cwd)
   return false
 end
 
---- Enter the shown question's float (:MiniMePermission): the user chose to go there, so its
---- keys work at once. Returns whether there was one.
+--- Enter the shown question's float (:MiniMePermission), as permission_focus enters a
+--- prompt's. Returns whether there was one.
 ---@return boolean
 function M.enter()
-  local win = shown and shown.win
-  if not (win and api.nvim_win_is_valid(win)) then
-    return false
-  end
-  if api.nvim_get_current_win() ~= win then
-    shown.prev_win = api.nvim_get_current_win()
-    api.nvim_set_current_win(win)
-  end
-  if api.nvim_get_mode().mode:sub(1, 1) == "i" then
-    vim.cmd.stopinsert()
-  end
-  return true
+  return focus.enter(shown)
 end
 
 return M
