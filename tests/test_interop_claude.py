@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -194,9 +195,11 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
         sent = [m["method"] for m in claude.wire("in") if "method" in m]
         assert sent[:4] == ["initialize", "session/new", "session/set_mode", "session/prompt"]
         assert claude.wire("in", "session/set_mode")[0]["params"]["modeId"] == "default"
-        # The statusline says so while the turn runs (after its spinner).
-        assert ed.lua("return require('minime.status').statusline()").endswith(
-            "minime · mode: Manual"
+        # The statusline says so while the turn runs (after its spinner), with the context
+        # window claude's usage_update reports (its cost once it sends one).
+        assert re.search(
+            r"minime · mode: Manual( · \d+(k|M)?/\d+(k|M)?( · \$\d+\.\d\d)?)?$",
+            ed.lua("return require('minime.status').statusline()"),
         )
 
         # Its own words and options; the text it streamed before asking is already shown.
@@ -325,7 +328,11 @@ def test_claude_mode_switches_and_the_one_it_changes_itself(tmp_path: Path) -> N
                 "■ done (end_turn) · tokens: 24 input, 10 output, 34 total"
             )
         )
-        assert ed.lua("return require('minime.status').statusline()") == "minime · mode: Manual"
+        # claude's usage_update: tokens in context of its window, and the cost so far.
+        assert re.fullmatch(
+            r"minime · mode: Manual · \d+(k|M)?/\d+(k|M)? · \$\d+\.\d\d",
+            ed.lua("return require('minime.status').statusline()"),
+        )
         assert ed.turn_errors() == []
 
 
