@@ -36,6 +36,9 @@ vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-toggle)", "<Cmd>MiniMeToggle<CR
 cmd("MiniMeSessions", function()
   require("minime").sessions()
 end, { desc = "Reopen an earlier session of the agent for this cwd" })
+cmd("MiniMeLogin", function(o)
+  require("minime.actions").login(o.fargs[1])
+end, { nargs = "?", desc = "Log in to this cwd's agent (authenticate); no method: pick one" })
 cmd("MiniMeMode", function(o)
   require("minime.modes").set_mode(o.fargs[1])
 end, {
@@ -55,8 +58,12 @@ end, {
   desc = "Set a session config option of this cwd's agent (none: pick one)",
 })
 cmd("MiniMePermission", function()
-  require("minime.ui.permission").jump()
-end, { desc = "Go to the oldest permission prompt waiting for an answer" })
+  -- A permission prompt first, else a question from the agent (elicitation), else say none.
+  local permission = require("minime.ui.permission")
+  if not permission.focus() and not require("minime.ui.elicitation").enter() then
+    permission.jump()
+  end
+end, { desc = "Go to the oldest permission prompt or question waiting for an answer" })
 vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-permission)", "<Cmd>MiniMePermission<CR>", {
   desc = "minime: go to the oldest permission prompt waiting for an answer",
 })

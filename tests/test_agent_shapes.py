@@ -7,6 +7,7 @@ in the turn float, or every event the float was given.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,6 +125,15 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     assert "[other]" not in text
 
 
+def test_a_tool_call_that_arrives_completed_shows_its_content(tmp_path: Path) -> None:
+    """A ``tool_call`` already ``completed`` with text ``content`` and ``rawOutput`` "": its
+    text is drawn under it, as for a call completed by an update."""
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("ready")
+        lines = ed.turn_lines()
+    assert tool_body(lines, "⚙ Grep needle  [search] completed") == ["found it", "at line 3"]
+
+
 def test_tools_left_running_say_they_ended_without_a_status(tmp_path: Path) -> None:
     """Bullet 4."""
     with shapes_editor(tmp_path) as ed:
@@ -174,6 +184,12 @@ def test_a_loaded_session_replays_messages_apart_and_ignores_later_updates(
         "second answer.",
     ], lines
     assert "⚙ Old search  [search] completed" in lines
+    # codex-acp 2.6 replays a command's output in updates without a status.
+    assert tool_body(lines, "⚙ Run make  [execute] completed") == [
+        "compiled",
+        "linked",
+        "(exit code 0)",
+    ], lines
     assert "LATE-AFTER-LOAD" not in seen
 
 
@@ -183,6 +199,47 @@ def test_an_agent_without_agent_info_is_named_by_its_definition(tmp_path: Path) 
         ed.nvim.command("MiniMeSessions")
         note = ed.wait_note("keeps no sessions to reopen")
     assert note.startswith("minime: shapes-agent keeps no sessions"), note
+
+
+def test_mode_and_config_messages_name_the_agent_by_its_definition(tmp_path: Path) -> None:
+    """Bullet 8 for :MiniMeMode / :MiniMeConfig: not `python3 offers no session modes`."""
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("ping")
+        ed.nvim.command("MiniMeMode plan")
+        note = ed.wait_note("offers no session modes")
+        ed.nvim.command("MiniMeConfig model fast")
+        option = ed.wait_note("has no config option")
+    assert note == "minime: shapes-agent offers no session modes", note
+    assert option.startswith("minime: shapes-agent has no config option"), option
+
+
+def float_part(ed: Editor, part: str) -> str:
+    turn = ed.lua("return require('minime.ui.turn').get(...)", ed.cwd)
+    return "".join(piece[0] for piece in ed.float_config(turn["win"])[part])
+
+
+def test_usage_and_the_session_title_show_as_they_come(tmp_path: Path) -> None:
+    """usage_update in the float's footer and the statusline; session_info_update's title in
+    the float's title and as the session's name in :MiniMeSessions; each updated."""
+    status = "return require('minime.status').statusline()"
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("usage 53000 0.42")
+        wait_for(lambda: "53k/200k · $0.42" in float_part(ed, "footer"), 10, message="usage")
+        assert "Parser fix 53000" in float_part(ed, "title")
+        assert ed.lua(status) == "minime · 53k/200k · $0.42"
+        ed.turn("usage 120400 1.5")
+        wait_for(lambda: "120k/200k · $1.50" in float_part(ed, "footer"), 10, message="usage")
+        assert "Parser fix 120400" in float_part(ed, "title")
+        assert "Parser fix 53000" not in float_part(ed, "title")
+        assert ed.lua(status) == "minime · 120k/200k · $1.50"
+        ed.lua(
+            "vim.ui.select = function(items, opts) _G.names = vim.tbl_map(opts.format_item, items)"
+            " end"
+        )
+        ed.nvim.command("MiniMeSessions")
+        names = wait_for(lambda: ed.lua("return _G.names"), 20, message="the session picker")
+    assert names[0].startswith("Old one · ")
+    assert names[1].startswith("Parser fix 120400 · shapes-1"), names
 
 
 def test_checkhealth_reports_a_failing_session_new(tmp_path: Path) -> None:
@@ -197,3 +254,85 @@ def test_checkhealth_reports_a_failing_session_new(tmp_path: Path) -> None:
         text = "\n".join(ed.nvim.current.buffer[:])
     assert "answered initialize in" in text and "opened a session in" in text
     assert "ERROR" not in text
+
+
+def test_an_agent_that_needs_a_login_says_so_and_minimelogin_logs_in(tmp_path: Path) -> None:
+    """session/new fails with ACP's auth-required error: the ask says so and names the
+    methods; :MiniMeLogin token sends authenticate, then the same ask works; :checkhealth
+    lists the methods."""
+    marker = tmp_path / "logged-in"
+    with shapes_editor(tmp_path, SHAPES_AUTH=str(marker)) as ed:
+        done, _ = ed.turn("ping")
+        error = done.get("error") or ""
+        ed.nvim.command("MiniMeLogin token")
+        ed.wait_note("logged in to shapes-agent (API token): ask again")
+        done, text = ed.turn("ping")
+        ed.nvim.command("checkhealth minime")
+        health = "\n".join(ed.nvim.current.buffer[:])
+    assert error == (
+        "shapes-agent needs a login (session/new: Authentication required (-32000)); its login"
+        " methods: API token (token), Browser login (cli) — :MiniMeLogin logs in, then ask again"
+    ), error
+    assert done["stop_reason"] == "end_turn" and "pong" in text
+    assert (
+        "login methods (:MiniMeLogin): API token (token), Browser login (cli, in a terminal)"
+        in (health)
+    )
+
+
+def test_a_terminal_login_runs_the_agents_command_in_a_terminal(tmp_path: Path) -> None:
+    marker = tmp_path / "logged-in"
+    with shapes_editor(tmp_path, SHAPES_AUTH=str(marker)) as ed:
+        ed.turn("ping")
+        ed.nvim.command("MiniMeLogin")  # no method: picked (the WATCH's vim.ui.select)
+        wait_for(lambda: ed.lua("return #_G.picks") == 1, 20, message="the methods offered")
+        ed.lua("_G.pick(2)")
+        ed.wait_note("the login (Browser login) finished: ask again")
+        shown = "\n".join(ed.nvim.current.buffer[:])
+        kind = ed.lua("return vim.b.minime")
+        done, text = ed.turn("ping")
+    assert marker.exists(), "the agent's own login ran"
+    assert "Logged in to shapes." in shown and kind == "login"
+    assert done["stop_reason"] == "end_turn" and "pong" in text
+
+
+def test_sessions_offers_close_and_delete_with_a_confirmation(tmp_path: Path) -> None:
+    """Where the agent advertises session/close and session/delete, :MiniMeSessions offers them
+    after the pick; delete asks first; a closed current session makes the next ask a new one."""
+    wire = tmp_path / "managed.txt"
+    with shapes_editor(tmp_path, SHAPES_MANAGE=str(wire)) as ed:
+        ed.turn("ping")  # opens shapes-1, listed after old-1
+
+        def choose(*picks: int) -> None:
+            start = len(ed.lua("return _G.picks"))
+            ed.nvim.command("MiniMeSessions")
+            for n, pick in enumerate(picks):
+                wait_for(
+                    lambda n=n: len(ed.lua("return _G.picks")) > start + n, 20, message="a pick"
+                )
+                ed.lua(f"_G.pick({pick})")
+
+        choose(1, 3, 2)  # old-1, Delete…, "Keep it"
+        choose(1, 3, 1)  # old-1, Delete…, "Delete … for good"
+        ed.wait_note("session Old one deleted (shapes-agent)")
+        choose(1, 2)  # now shapes-1 is first: Close
+        ed.wait_note("session shapes-1 closed (shapes-agent)")
+        done, text = ed.turn("ping")
+        offered = ed.lua("return _G.picks")
+    assert wire.read_text().splitlines() == ["session/delete old-1", "session/close shapes-1"]
+    assert offered[:3] == [2, 3, 2], offered  # two sessions; reopen/close/delete; delete or keep
+    assert done["stop_reason"] == "end_turn" and "pong" in text
+    assert done["session_id"] == "shapes-2", "a new session after the current one closed"
+
+
+def test_additional_directories_go_to_an_agent_that_takes_them(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    agent = {"cmd": [sys.executable, str(SHAPES)], "label": "shapes-agent"}
+    opts = {"additional_directories": [str(shared) + "/"]}
+    for dirs, expected in (("1", [str(shared)]), ("0", None)):
+        agent["env"] = {"SHAPES_DIRS": dirs}
+        with editor_with(tmp_path, {"agent": agent, **opts}, WATCH, timeout=30.0) as ed:
+            _, text = ed.turn("dirs")
+        got = json.loads(text.split("DIRS ", 1)[1].split("\n", 1)[0])
+        assert got == expected, text

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -61,6 +62,15 @@ READS = {
     "read outside": lambda: os.path.join(os.path.dirname(CWD[0]), "outside.txt"),
 }
 PLAN = "1. Write out.txt\n2. Check it"
+QUESTION = {
+    "question": "Which database should the service use?",
+    "header": "Database",
+    "options": [
+        {"label": "Postgres", "description": "the usual one"},
+        {"label": "SQLite", "description": "one file"},
+    ],
+    "multiSelect": False,
+}
 
 
 def script(messages: list[dict[str, Any]]) -> Reply:
@@ -78,6 +88,10 @@ def script(messages: list[dict[str, Any]]) -> Reply:
             return Reply(text="Reading it.", tool=MCP_READ, input={"path": path()})
     if done is not None:
         return Reply(text="All done: " + done[1].strip())
+    if "ask me" in prompt:
+        return Reply(
+            text="A question first.", tool="AskUserQuestion", input={"questions": [QUESTION]}
+        )
     if "make a plan" in prompt:
         return Reply(text="Here is the plan.", tool="ExitPlanMode", input={"plan": PLAN})
     for words, command in COMMANDS.items():
@@ -190,9 +204,11 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
         sent = [m["method"] for m in claude.wire("in") if "method" in m]
         assert sent[:4] == ["initialize", "session/new", "session/set_mode", "session/prompt"]
         assert claude.wire("in", "session/set_mode")[0]["params"]["modeId"] == "default"
-        # The statusline says so while the turn runs (after its spinner).
-        assert ed.lua("return require('minime.status').statusline()").endswith(
-            "minime · mode: Manual"
+        # The statusline says so while the turn runs (after its spinner), with the context
+        # window claude's usage_update reports (its cost once it sends one).
+        assert re.search(
+            r"minime · mode: Manual( · \d+(k|M)?/\d+(k|M)?( · \$\d+\.\d\d)?)?$",
+            ed.lua("return require('minime.status').statusline()"),
         )
 
         # Its own words and options; the text it streamed before asking is already shown.
@@ -248,6 +264,30 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
         assert ed.turn_errors() == []
 
 
+def test_claudes_question_reaches_the_user_and_the_choice_its_model(tmp_path: Path) -> None:
+    """claude-agent-acp offers AskUserQuestion only to a client that advertises
+    elicitation.form: the question is a float, one key answers it, the model reads the choice."""
+    with claude_editor(tmp_path) as claude:
+        ed = claude.ed
+        ed.ask("ask me")
+        win = wait_for(
+            lambda: ed.lua("return require('minime.ui.elicitation').win()"), 60, message="float"
+        )
+        wait_for(lambda: ed.lua("return require('minime.ui.elicitation').live()"), 10)
+        lines = ed.float_lines(win)
+        ed.press(win, "2")
+        done = ed.wait_done(1)
+        offered = claude.wire("in", "initialize")[0]["params"]["clientCapabilities"]
+        (asked,) = claude.wire("out", "elicitation/create")
+        results = claude.model.tool_results()
+    assert offered["elicitation"] == {"form": {}}
+    assert asked["params"]["mode"] == "form"
+    assert lines[0] == "Which database should the service use?"
+    assert "  1  Postgres — the usual one" in lines and "  2  SQLite — one file" in lines
+    assert done["stop_reason"] == "end_turn"
+    assert len(results) == 1 and "SQLite" in results[0] and "Postgres" not in results[0], results
+
+
 def test_claude_mode_switches_and_the_one_it_changes_itself(tmp_path: Path) -> None:
     """:MiniMeMode plan crosses the wire; claude's plan approval switches the mode itself (a
     ``current_mode_update``), and the float's title follows both."""
@@ -297,7 +337,11 @@ def test_claude_mode_switches_and_the_one_it_changes_itself(tmp_path: Path) -> N
                 "■ done (end_turn) · tokens: 24 input, 10 output, 34 total"
             )
         )
-        assert ed.lua("return require('minime.status').statusline()") == "minime · mode: Manual"
+        # claude's usage_update: tokens in context of its window, and the cost so far.
+        assert re.fullmatch(
+            r"minime · mode: Manual · \d+(k|M)?/\d+(k|M)? · \$\d+\.\d\d",
+            ed.lua("return require('minime.status').statusline()"),
+        )
         assert ed.turn_errors() == []
 
 

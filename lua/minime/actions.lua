@@ -161,6 +161,35 @@ function M.sessions()
   host_op("sessions", payload)
 end
 
+--- :MiniMeLogin [method]: log in to the agent of `cwd` (default: the current one); no method:
+--- pick one of those it offers.
+---@param method_id? string
+---@param cwd? string
+function M.login(method_id, cwd)
+  local ok, payload = pcall(host_payload, cwd or vim.fn.getcwd())
+  if not ok then
+    say_error("minime: " .. tostring(payload))
+    return
+  end
+  payload.method_id = method_id ~= "" and method_id or nil
+  host_op("login", payload)
+end
+
+--- Close or delete session `session_id` of the agent in `cwd` (:MiniMeSessions).
+---@param session_id string
+---@param action "close"|"delete"
+---@param cwd string
+---@param title? string
+function M.manage_session(session_id, action, cwd, title)
+  local ok, payload = pcall(host_payload, cwd)
+  if not ok then
+    say_error("minime: " .. tostring(payload))
+    return
+  end
+  payload.session_id, payload.action, payload.title = session_id, action, title
+  host_op("manage_session", payload)
+end
+
 --- Reopen session `session_id` of the agent in `cwd` (default: the current cwd).
 ---@param session_id string
 ---@param opts? {cwd?: string, title?: string}

@@ -66,6 +66,9 @@ local function defaults()
     -- Lend the agent the ACP file system (fs/read_text_file, fs/write_text_file) through the
     -- buffers, scoped like the tools (the cwd, the deny list). mm ignores it.
     fs = true,
+    -- More workspace roots for each new session (ACP additionalDirectories), sent only to an
+    -- agent that advertises them: { "~/src/shared-lib" }. The editor's tools keep to the cwd.
+    additional_directories = {},
     -- Bounds of one read_buffer result, and of one line in it.
     max_lines = 2000,
     max_bytes = 100000,

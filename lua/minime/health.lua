@@ -277,6 +277,14 @@ local function check_agent(report, failure, agent, problems)
   end
   local words = capability_words(live.capabilities)
   h.info("capabilities: " .. (#words > 0 and table.concat(words, "; ") or "none beyond prompts"))
+  local methods = {}
+  for _, m in ipairs(type(live.auth_methods) == "table" and live.auth_methods or {}) do
+    local how = m.type == "terminal" and ", in a terminal" or ""
+    methods[#methods + 1] = ("%s (%s%s)"):format(tostring(m.name), tostring(m.id), how)
+  end
+  if #methods > 0 then
+    h.info("login methods (:MiniMeLogin): " .. table.concat(methods, ", "))
+  end
 end
 
 local HOW = {

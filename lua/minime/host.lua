@@ -136,6 +136,9 @@ function M.send_setup()
     permission_timeout = o.permission and o.permission.timeout or vim.NIL,
     user_tools = tools,
     fs = o.fs ~= false,
+    additional_directories = vim.tbl_map(function(dir)
+      return (vim.fs.normalize(vim.fn.fnamemodify(vim.fn.expand(dir), ":p")):gsub("(.)/$", "%1"))
+    end, type(o.additional_directories) == "table" and o.additional_directories or {}),
   })
 end
 

@@ -12,6 +12,8 @@ local M = {}
 ---@field modes {id: string, name: string, description?: string}[]
 ---@field config {id: string, name: string, type: string, current: string|boolean,
 ---  values: {value: string|boolean, name: string, description?: string}[]}[]
+---@field usage? {used: integer, size: integer, cost?: {amount: number, currency: string}}
+---@field title? string the session's title, as the agent last named it
 
 ---@type table<string, minime.modes.State>
 local states = {}
@@ -60,6 +62,44 @@ function M.label(cwd)
     end
   end
   return "mode: " .. printable.line(name, 40)
+end
+
+local function tokens(n)
+  if n >= 1e6 then
+    return (("%.1f"):format(n / 1e6):gsub("%.0$", "")) .. "M"
+  elseif n >= 1000 then
+    return ("%dk"):format(math.floor(n / 1000 + 0.5))
+  end
+  return tostring(math.floor(n))
+end
+
+--- The context window and cost of the session in `cwd` as the agent last said it
+--- (`usage_update`): "53k/200k · $0.42", or nil when it said nothing.
+---@param cwd string
+---@return string?
+function M.usage(cwd)
+  local state = states[cwd] or states[key(cwd)]
+  local usage = state and state.usage
+  if type(usage) ~= "table" or type(usage.used) ~= "number" or type(usage.size) ~= "number" then
+    return nil
+  end
+  local text = tokens(usage.used) .. "/" .. tokens(usage.size)
+  local cost = usage.cost
+  if type(cost) == "table" and type(cost.amount) == "number" then
+    local amount = ("%.2f"):format(cost.amount)
+    local usd = cost.currency == "USD"
+    text = text .. " · " .. (usd and ("$" .. amount) or (amount .. " " .. tostring(cost.currency)))
+  end
+  return text
+end
+
+--- The title the agent gave the session in `cwd` (`session_info_update`), or nil.
+---@param cwd string
+---@return string?
+function M.title(cwd)
+  local state = states[cwd] or states[key(cwd)]
+  local title = state and state.title
+  return type(title) == "string" and title ~= "" and title or nil
 end
 
 --- The state, or nil after saying plainly why there is none.

@@ -82,6 +82,67 @@ function M.permission_close(id)
   return closed
 end
 
+--- A question from the agent (elicitation/create): its float; the answer goes to the host.
+---@param req table {id, cwd, session_id, message, fields}
+function M.elicitation(req)
+  require("minime.ui.elicitation").open(req, function(action, content)
+    to_host("elicitation_answer", { id = req.id, action = action, content = content })
+  end)
+end
+
+--- The host withdrew question `id` (the turn was cancelled): close its float.
+function M.elicitation_close(id)
+  return require("minime.ui.elicitation").close(id)
+end
+
+--- :MiniMeLogin without a method: pick one of the agent's (vim.ui.select), then log in.
+---@param cwd string
+---@param methods {id: string, name: string, description?: string, type?: string}[]
+function M.pick_login(cwd, methods)
+  vim.ui.select(methods, {
+    prompt = "Log in with:",
+    kind = "minime.login",
+    format_item = function(m)
+      local text = m.name .. (m.type == "terminal" and " (in a terminal)" or "")
+      return text .. (m.description and (" — " .. m.description) or "")
+    end,
+  }, function(m)
+    if m then
+      require("minime.actions").login(m.id, cwd)
+    end
+  end)
+end
+
+--- A terminal login method: the agent's own login command in a terminal (a new tab), for the
+--- user to follow; its exit is said, and the ask can then be repeated.
+---@param cwd string
+---@param argv string[]
+---@param env table<string, string>
+---@param name string
+function M.login_terminal(cwd, argv, env, name)
+  vim.cmd.tabnew()
+  local buf = vim.api.nvim_get_current_buf()
+  local ok, job = pcall(vim.fn.jobstart, argv, {
+    term = true,
+    cwd = cwd,
+    env = next(env) and env or nil,
+    on_exit = function(_, code)
+      vim.schedule(function()
+        local level = code == 0 and vim.log.levels.INFO or vim.log.levels.WARN
+        local how = code == 0 and "finished: ask again" or ("exited with status %d"):format(code)
+        vim.notify(("minime: the login (%s) %s"):format(name, how), level)
+      end)
+    end,
+  })
+  if not ok or job <= 0 then
+    local why = ("minime: the login (%s) could not start: %s"):format(name, tostring(job))
+    vim.notify(why, vim.log.levels.ERROR)
+    return
+  end
+  vim.b[buf].minime = "login"
+  vim.cmd.startinsert()
+end
+
 ---@param pid integer the agent's process-group id, ended with the editor
 function M.track_agent(pid)
   require("minime.host").track(pid)
@@ -98,7 +159,48 @@ end
 ---@param cwd string
 ---@param items {session_id: string, title: string, updated_at: string}[]
 ---@param how "load"|"resume"
-function M.pick_session(cwd, items, how)
+function M.pick_session(cwd, items, how, manage)
+  manage = type(manage) == "table" and manage or {}
+  local function title_of(item)
+    return item.title ~= "" and item.title or nil
+  end
+  local function reopen(item)
+    require("minime.actions").load_session(item.session_id, { cwd = cwd, title = title_of(item) })
+  end
+  local function act(item)
+    local name = title_of(item) or item.session_id
+    local choices = { { "reopen", how == "load" and "Reopen (its history replays)" or "Resume" } }
+    if manage.close then
+      choices[#choices + 1] = { "close", "Close (session/close: the agent frees it)" }
+    end
+    if manage.delete then
+      choices[#choices + 1] = { "delete", "Delete… (session/delete: gone for good)" }
+    end
+    vim.ui.select(choices, {
+      prompt = name .. ":",
+      kind = "minime.session_action",
+      format_item = function(c)
+        return c[2]
+      end,
+    }, function(c)
+      if not c then
+        return
+      elseif c[1] == "reopen" then
+        return reopen(item)
+      elseif c[1] == "close" then
+        local actions = require("minime.actions")
+        return actions.manage_session(item.session_id, "close", cwd, title_of(item))
+      end
+      vim.ui.select({ "Delete " .. name .. " for good", "Keep it" }, {
+        prompt = "Delete this session?",
+        kind = "minime.confirm",
+      }, function(_, i)
+        if i == 1 then
+          require("minime.actions").manage_session(item.session_id, "delete", cwd, title_of(item))
+        end
+      end)
+    end)
+  end
   vim.ui.select(items, {
     prompt = how == "load" and "Reopen a session (its history replays):" or "Resume a session:",
     kind = "minime.session",
@@ -112,11 +214,13 @@ function M.pick_session(cwd, items, how)
       return table.concat(parts, " · ")
     end,
   }, function(item)
-    if item then
-      require("minime.actions").load_session(
-        item.session_id,
-        { cwd = cwd, title = item.title ~= "" and item.title or nil }
-      )
+    if not item then
+      return
+    end
+    if manage.close or manage.delete then
+      act(item)
+    else
+      reopen(item)
     end
   end)
 end

@@ -18,22 +18,26 @@ local function running()
   return require("minime.ui.turn").running_count()
 end
 
---- The statusline text with its `%` as they are.
+--- The statusline text with its `%` as they are: a spinner frame and "minime" while a turn
+--- runs, then " · mode: <name>" when the current cwd's session has a mode and
+--- " · 53k/200k · $0.42" when its agent said its usage; '' when none of these.
+---@return string
 local function text()
   local n = running()
   local modes = package.loaded["minime.modes"]
-  local mode = modes and modes.label(vim.uv.fs_realpath(vim.fn.getcwd()) or vim.fn.getcwd())
-  local tail = mode and (" · " .. mode) or ""
+  local cwd = vim.uv.fs_realpath(vim.fn.getcwd()) or vim.fn.getcwd()
+  local mode = modes and modes.label(cwd)
+  local usage = modes and modes.usage(cwd)
+  local tail = (mode and (" · " .. mode) or "") .. (usage and (" · " .. usage) or "")
   if n == 0 then
-    return mode and ("minime" .. tail) or ""
+    return tail ~= "" and ("minime" .. tail) or ""
   end
   -- The frame follows the clock, so every window's statusline shows the same one.
   local frame = M.frames[math.floor(uv.hrtime() / (M.interval * 1e6)) % #M.frames + 1]
   return (n > 1 and ("%s minime (%d)"):format(frame, n) or frame .. " minime") .. tail
 end
 
---- The statusline text: a spinner frame and "minime" while a turn runs, then " · mode: <name>"
---- when the current cwd's session has a mode; '' when neither. Every `%` is doubled: the text
+--- The statusline text (see text()), every `%` doubled: the text
 --- is evaluated as a statusline ('statusline' with `%{%…%}` or `%!`, lualine), where an
 --- agent's `%{…}` in a mode's name or id would run as Vimscript.
 ---@return string

@@ -1,13 +1,16 @@
 """A minimal ACP agent (JSON lines on stdio) that uses the client's file system, for
 tests/test_fs.py and tests/test_library_fs.py. It runs no model: each prompt is JSON.
 
-- a prompt ``{"method": "fs/read_text_file", "params": {...}}`` (or a list of them) sends each
+- a prompt ``{"method": "fs/read_text_file", "params": {...}}`` (or a list of them; any client
+  method: ``elicitation/create`` too, for tests/test_elicitation.py) sends each
   request to the client (``sessionId`` filled in unless given) and answers with one text chunk
   per request: ``FS {"result": ...}`` or ``FS {"error": ...}``, the client's answer as JSON;
   an entry's ``"say"`` is sent as a text chunk just before its request, its ``"diff"`` (an ACP
   diff item) as a completed edit tool call carrying it (qwen-code's write_file shows the
-  change it then writes), and ``"repeat": n`` makes its ``params.content`` n times itself (a
-  large write without a large prompt);
+  change it then writes), its ``"diff_after"`` the same call announced in progress with no
+  content before the request and completed with the diff after it (qwen-code in auto-edit
+  mode, where no permission is asked), and ``"repeat": n`` makes its ``params.content`` n
+  times itself (a large write without a large prompt);
 - the prompt ``caps`` answers ``CAPS <the clientCapabilities it received at initialize>``.
 """
 
@@ -25,12 +28,23 @@ def say(session_id: str, text: str) -> None:
     send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
 
 
-def tool_with_diff(session_id: str, item: dict) -> None:
+def tool_with_diff(session_id: str, item: dict, status: str = "completed") -> str:
     body = {
         "sessionUpdate": "tool_call",
         "toolCallId": f"edit-{next(_ids)}",
         "title": f"Edit {item.get('path')}",
         "kind": "edit",
+        "status": status,
+        "content": [{"type": "diff", **item}] if status == "completed" else [],
+    }
+    send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
+    return body["toolCallId"]
+
+
+def diff_result(session_id: str, call_id: str, item: dict) -> None:
+    body = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
         "status": "completed",
         "content": [{"type": "diff", **item}],
     }
@@ -76,7 +90,11 @@ def main() -> None:
                         say(sid, one["say"])
                     if "diff" in one:
                         tool_with_diff(sid, one["diff"])
+                    later = one.get("diff_after")
+                    call_id = tool_with_diff(sid, later, "in_progress") if later else ""
                     say(sid, "FS " + json.dumps(ask(one["method"], one_params)))
+                    if later:
+                        diff_result(sid, call_id, later)
             send({"id": rid, "result": {"stopReason": "end_turn"}})
         else:
             send({"id": rid, "error": {"code": -32601, "message": "Method not found"}})

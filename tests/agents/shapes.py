@@ -11,27 +11,52 @@ example agent) and runs no model: each prompt's words pick what it sends.
 - ``terminal``: terminal content without the client's terminal capability, one call with its
   output in ``_meta`` (codex-acp), one without, one whose output came in earlier updates'
   ``_meta.terminal_output_delta`` chunks (codex-acp 2.6);
+- ``ready``: a ``tool_call`` that arrives already ``completed``, its text in ``content`` and
+  ``rawOutput`` "" (qwen-code);
+- ``usage N COST``: a ``usage_update`` (N tokens used of 200,000, COST dollars) and a
+  ``session_info_update`` titling the session ``Parser fix N``;
 - ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
 - ``unended``: tool calls still pending / in progress when the turn ends;
 - ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
 - ``stale``: in this turn, a ``tool_call_update`` for ``late``'s call (``l1``), then ``fresh``;
 - anything else: ``pong``.
 
-``session/load`` replays two user messages and two agent messages (``messageId`` each), answers,
+``session/load`` replays two user messages and two agent messages (``messageId`` each), a
+command whose output comes in ``_meta.terminal_output_delta`` chunks of updates without a
+status (codex-acp 2.6's replay), answers,
 then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
 Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
-``SHAPES_NO_SESSIONS=1``: no session/list nor load.
+``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_AUTH`` (a path): ``authMethods``
+``token`` (``authenticate`` logs in) and ``cli`` (a terminal method: this script run with
+``--login`` logs in), and session/new fails with ACP's auth-required error until that path
+exists (the login writes it); ``SHAPES_MANAGE`` (a path): ``sessionCapabilities.close`` and
+``delete`` advertised, each such request written to that file as a line ``<method> <id>`` (a
+deleted session leaves the list); ``SHAPES_DIRS=1``: ``additionalDirectories`` advertised, and
+the prompt ``dirs`` answers ``DIRS <the session/new additionalDirectories as JSON>``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 
 from jsonl import requests, send
 
 LATE = "LATE-AFTER-TURN"
 LATE_LOAD = "LATE-AFTER-LOAD"
-SCENARIOS = {"messages", "qwen", "codex", "edit", "terminal", "nokind", "unended", "stale"}
+SCENARIOS = {
+    "messages",
+    "qwen",
+    "codex",
+    "edit",
+    "terminal",
+    "ready",
+    "usage",
+    "nokind",
+    "unended",
+    "stale",
+}
 BIG = 126_000  # characters of each of old and new in the edit's rawOutput (252 KB)
 
 
@@ -102,6 +127,25 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
             call_update(sid, "x3", _meta=delta)
         ended = {"terminal_exit": {"exit_code": 2, "signal": None, "terminal_id": "x3"}}
         call_update(sid, "x3", status="failed", name="exec_command", _meta=ended)
+    if "ready" in words:
+        text = {"type": "content", "content": {"type": "text", "text": "found it\nat line 3\n"}}
+        call(
+            sid,
+            "r1",
+            title="Grep needle",
+            kind="search",
+            status="completed",
+            rawOutput="",
+            content=[text],
+        )
+    if "usage" in words:
+        used, cost = int(words[1]), float(words[2])
+        cost_of = {"amount": cost, "currency": "USD"}
+        update(
+            sid, {"sessionUpdate": "usage_update", "used": used, "size": 200_000, "cost": cost_of}
+        )
+        update(sid, {"sessionUpdate": "session_info_update", "title": f"Parser fix {used}"})
+        chunk(sid, "agent_message_chunk", "counted", None)
     if "nokind" in words:
         call(sid, "k1", title="Find needle", kind="search", status="pending")
         call_update(sid, "k1", status="in_progress")
@@ -139,18 +183,55 @@ def load(sid: str) -> None:
     chunk(sid, "user_message_chunk", "second question", "u2")
     chunk(sid, "agent_message_chunk", "second answer.", "a2")
     call(sid, "h1", title="Old search", kind="search", status="completed")
+    content = [{"type": "terminal", "terminalId": "h2"}]
+    call(sid, "h2", title="Run make", kind="execute", status="in_progress", content=content)
+    for data in ("compiled\n", "linked\n"):
+        call_update(sid, "h2", _meta={"terminal_output_delta": {"data": data, "terminal_id": "h2"}})
+    ended = {"terminal_exit": {"exit_code": 0, "signal": None, "terminal_id": "h2"}}
+    call_update(sid, "h2", status="completed", _meta=ended)
+
+
+AUTH_METHODS = [
+    {"id": "token", "name": "API token", "description": "the token in the environment"},
+    {"id": "cli", "name": "Browser login", "type": "terminal", "args": ["--login"]},
+]
 
 
 def main() -> None:
+    auth = os.environ.get("SHAPES_AUTH")
+    if "--login" in sys.argv:  # the terminal login: says so, logs in, exits
+        print("Logged in to shapes.", flush=True)
+        if auth:
+            open(auth, "w").close()
+        return
     sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
+    manage = os.environ.get("SHAPES_MANAGE")
+    deleted: set[str] = set()
+    roots: dict[str, object] = {}
     cwds: dict[str, str] = {}
     for request in requests():
         method, params = request["method"], request.get("params") or {}
         rid = request["id"]
         if method == "initialize":
             caps = {"loadSession": True, "sessionCapabilities": {"list": {}}} if sessions else {}
-            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": caps}})
+            if manage:
+                caps["sessionCapabilities"].update({"close": {}, "delete": {}})
+            if os.environ.get("SHAPES_DIRS") == "1":
+                caps.setdefault("sessionCapabilities", {})["additionalDirectories"] = {}
+            result = {"protocolVersion": 1, "agentCapabilities": caps}
+            if auth:
+                result["authMethods"] = AUTH_METHODS
+            send({"id": rid, "result": result})
+        elif method == "authenticate" and auth:
+            if params.get("methodId") == "token":
+                open(auth, "w").close()
+                send({"id": rid, "result": {}})
+            else:
+                send({"id": rid, "error": {"code": -32602, "message": "use the terminal"}})
         elif method == "session/new":
+            if auth and not os.path.exists(auth):
+                send({"id": rid, "error": {"code": -32000, "message": "Authentication required"}})
+                continue
             failure = os.environ.get("SHAPES_FAIL_NEW")
             if failure:
                 error = {"code": -32000, "message": failure}
@@ -158,10 +239,20 @@ def main() -> None:
                 continue
             sid = f"shapes-{len(cwds) + 1}"
             cwds[sid] = params.get("cwd", "")
+            roots[sid] = params.get("additionalDirectories")
             send({"id": rid, "result": {"sessionId": sid}})
         elif method == "session/list" and sessions:
             item = {"sessionId": "old-1", "cwd": params.get("cwd"), "title": "Old one"}
-            send({"id": rid, "result": {"sessions": [item]}})
+            opened = [{"sessionId": sid, "cwd": cwd} for sid, cwd in cwds.items()]
+            listed = [x for x in [item, *opened] if x["sessionId"] not in deleted]
+            send({"id": rid, "result": {"sessions": listed}})
+        elif method in ("session/close", "session/delete") and manage:
+            with open(manage, "a") as log:
+                log.write(f"{method} {params.get('sessionId')}\n")
+            if method == "session/delete":
+                deleted.add(params.get("sessionId"))
+                cwds.pop(params.get("sessionId"), None)
+            send({"id": rid, "result": {}})
         elif method == "session/load" and sessions:
             sid = params["sessionId"]
             cwds[sid] = params.get("cwd", "")
@@ -176,6 +267,8 @@ def main() -> None:
                 b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"
             )
             words = text.split()
+            if words == ["dirs"]:
+                chunk(sid, "agent_message_chunk", "DIRS " + json.dumps(roots.get(sid)) + "\n", None)
             prompt(sid, words, cwds.get(sid, ""))
             send({"id": rid, "result": {"stopReason": "end_turn"}})
             after_prompt(sid, words)

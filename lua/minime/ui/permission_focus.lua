@@ -104,23 +104,30 @@ function M.ring(p)
   )
 end
 
---- Enter the float of the oldest pending prompt (the shown one): :MiniMePermission. The user
---- chose to go there, so its keys work at once (the delay is for a float that took focus).
+--- Enter the float of prompt `p` (a permission prompt, or a question from the agent: they keep
+--- `win` and `prev_win` alike). The user chose to go there, so its keys work at once (the delay
+--- is for a float that took focus). Returns whether it has a float.
+---@param p? {win?: integer, prev_win?: integer}
 ---@return boolean
-function M.enter_shown()
-  local shown = require("minime.ui.permission_queue").shown
-  local win = shown and shown.win
+function M.enter(p)
+  local win = p and p.win
   if not (win and api.nvim_win_is_valid(win)) then
     return false
   end
   if api.nvim_get_current_win() ~= win then
-    shown.prev_win = api.nvim_get_current_win()
+    p.prev_win = api.nvim_get_current_win()
     api.nvim_set_current_win(win)
   end
   if api.nvim_get_mode().mode:sub(1, 1) == "i" then
     vim.cmd.stopinsert()
   end
   return true
+end
+
+--- Enter the float of the oldest pending prompt (the shown one): :MiniMePermission.
+---@return boolean
+function M.enter_shown()
+  return M.enter(require("minime.ui.permission_queue").shown)
 end
 
 --- :MiniMePermission: go to the oldest pending prompt, or say there is none.

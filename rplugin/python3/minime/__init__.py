@@ -20,6 +20,7 @@ _EXPORTS = {
     "Session": "session",
     "Error": "errors",
     "Busy": "errors",
+    "AuthRequired": "errors",
     "Tool": "tools",
     "ALLOW": "permissions",
     "REJECT": "permissions",
@@ -35,17 +36,22 @@ _EXPORTS = {
     "ToolRequest": "model",
     "PermissionRequest": "model",
     "PermissionOption": "model",
+    "ElicitationRequest": "elicitations",
+    "ElicitationAnswer": "elicitations",
 }
 
 __all__ = [
     "ALLOW",
     "REJECT",
     "Agent",
+    "AuthRequired",
     "Busy",
     "Client",
     "ConfigOption",
     "ConfigValue",
     "Decision",
+    "ElicitationAnswer",
+    "ElicitationRequest",
     "Error",
     "Event",
     "PermissionOption",
@@ -65,7 +71,8 @@ __all__ = [
 if TYPE_CHECKING:
     from .agent import Agent, start
     from .client import Client, connect
-    from .errors import Busy, Error
+    from .elicitations import ElicitationAnswer, ElicitationRequest
+    from .errors import AuthRequired, Busy, Error
     from .model import (
         ConfigOption,
         ConfigValue,

@@ -18,7 +18,10 @@ from typing import Any
 from . import agent_file, sdk_log
 from . import tools as tools_mod
 from .arguments import agent_argv, check_connect_arguments, working_directory
-from .errors import Error, describe
+from .auth import Authentication
+from .capabilities import lent_capabilities, session_roots
+from .elicitations import ElicitationCallback
+from .errors import AUTH_REQUIRED, Error, describe
 from .fs import FileSystem, file_system
 from .handler import Handler
 from .mcp_servers import SessionServers, checked_servers
@@ -39,7 +42,7 @@ CLIENT_NAME = "minime.py"
 CLIENT_VERSION = "0.1.0"
 
 
-class Client(StoredSessions):
+class Client(StoredSessions, Authentication):
     """A connection to one agent process. Build it with :func:`connect`."""
 
     def __init__(
@@ -57,8 +60,12 @@ class Client(StoredSessions):
         fs: FileSystem | None = None,
         mcp_tools: ToolSource | None = None,
         mcp_servers: Sequence[dict[str, Any]] = (),
+        on_elicitation: ElicitationCallback | None = None,
+        terminal_auth: bool = False,
     ) -> None:
         self.argv = argv
+        self.terminal_auth = terminal_auth
+        self.on_elicitation = on_elicitation
         self.fs = fs
         self.cwd = cwd
         self.discovery = discovery
@@ -68,6 +75,9 @@ class Client(StoredSessions):
         self.sessions: dict[str, Session] = {}
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
+        self.auth_methods: list[dict[str, Any]] = []  # initialize's authMethods, as sent
+        # How the caller's definition names the agent (the editor's ``label``), for messages.
+        self.definition_label: str | None = None
         self.process: AgentProcess | None = None
         self._scopes = Scopes()
         self.mcp = SessionServers(mcp_tools, mcp_servers)  # or tools over MCP, per session
@@ -114,7 +124,9 @@ class Client(StoredSessions):
         self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
         self.transport.on_load_answered = self._replay_over
         sdk_log.install()  # its tracebacks of hostile messages: one line on our logger
-        self.rpc = acp.connect_to_agent(Handler(self), self.transport)
+        # The SDK (0.12.1) serves elicitation/create only with the unstable protocol on; ACP
+        # stabilised elicitation, and this client defines no other unstable method.
+        self.rpc = acp.connect_to_agent(Handler(self), self.transport, use_unstable_protocol=True)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
             # From the first request on (the spawn and the SDK's import are not the agent's).
@@ -126,19 +138,22 @@ class Client(StoredSessions):
         self.agent_info = dump(response.agent_info)
         self.agent_capabilities = dump(response.agent_capabilities)
         self.mcp.fit(self.agent_capabilities)
+        self.auth_methods = [dump(method) for method in response.auth_methods or []]
 
     async def _initialize(self) -> Any:
         from acp import PROTOCOL_VERSION
-        from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+        from acp.schema import ClientCapabilities, Implementation
 
         meta: dict[str, Any] = {}
         if self.discovery == "request" and self.mcp.tools is None:
             meta[TOOLS_META_KEY] = True
         elif self.tool_service.static:
             meta[TOOLS_META_KEY] = tools_mod.descriptions(self.tool_service.static)
-        lent: dict[str, Any] = {}
-        if self.fs is not None:  # only then may the agent send fs/* requests
-            lent["fs"] = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        lent = lent_capabilities(
+            fs=self.fs is not None,
+            questions=self.on_elicitation is not None,
+            terminal_auth=self.terminal_auth,
+        )
         return await self.rpc.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(field_meta=meta or None, **lent),
@@ -169,6 +184,8 @@ class Client(StoredSessions):
             except Error:
                 raise
             except Exception as exc:
+                if getattr(exc, "code", None) == AUTH_REQUIRED:
+                    raise self._auth_required(what, exc) from None
                 # A closed connection usually means the agent is exiting: let its status speak.
                 if await self.process.wait(2.0 if isinstance(exc, ConnectionError) else 0) is None:
                     raise Error(f"{what} failed: {describe(exc)}{self._stderr_hint()}") from None
@@ -239,12 +256,17 @@ class Client(StoredSessions):
 
     # -- sessions ---------------------------------------------------------------------
 
-    async def new_session(self, cwd: str | None = None) -> Session:
+    async def new_session(
+        self, cwd: str | None = None, additional_directories: Sequence[str] = ()
+    ) -> Session:
         """Open a session whose tools run in ``cwd`` (default: the client's cwd), within
-        ``ready_timeout``."""
-        return await self.open_first_session(cwd, ready_by=None)
+        ``ready_timeout``; ``additional_directories`` (absolute paths) widen the agent's own
+        workspace where it advertises ``sessionCapabilities.additionalDirectories``."""
+        return await self.open_first_session(cwd, None, additional_directories)
 
-    async def open_first_session(self, cwd: str | None, ready_by: float | None) -> Session:
+    async def open_first_session(
+        self, cwd: str | None, ready_by: float | None, additional_directories: Sequence[str] = ()
+    ) -> Session:
         """``new_session`` bounded by ``ready_by`` (``start()``: one bound for the whole start,
         so a slow ``initialize`` leaves ``session/new`` only the rest of ``ready_timeout``)."""
         self._check_alive()
@@ -253,8 +275,11 @@ class Client(StoredSessions):
         servers, grant = self.mcp.open(cwd)
         session_id: str | None = None
         try:
+            roots = session_roots(self.agent_capabilities, additional_directories)
             response = await self.until_ready(
-                "session/new", self.rpc.new_session(cwd=cwd, mcp_servers=servers), ready_by
+                "session/new",
+                self.rpc.new_session(cwd=cwd, mcp_servers=servers, **roots),
+                ready_by,
             )
             if self._scopes.conflicts(response.session_id, cwd):
                 raise Error(
@@ -362,9 +387,13 @@ async def connect(
     fs: Any = None,
     tools_via: str = "client",
     mcp_servers: Sequence[dict[str, Any]] = (),
+    on_elicitation: ElicitationCallback | None = None,
+    terminal_auth: bool = False,
 ) -> Client:
     """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it.
     ``tools_via="mcp"``: ``tools`` are an MCP server of each session (see mcp_servers.py)."""
+    if on_elicitation is not None and not callable(on_elicitation):
+        raise Error(f"on_elicitation must be a function, got {type(on_elicitation).__name__}")
     check_connect_arguments(
         config=config,
         cwd=cwd,
@@ -407,6 +436,8 @@ async def connect(
         fs=handlers,
         mcp_tools=mcp_tools,
         mcp_servers=servers,
+        on_elicitation=on_elicitation,
+        terminal_auth=terminal_auth,
     )
     if not callable(tools):
         client.set_static_tools(tools)

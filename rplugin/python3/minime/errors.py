@@ -17,6 +17,23 @@ class Busy(Error):
         super().__init__(message)
 
 
+AUTH_REQUIRED = -32000  # ACP's "Authentication required"
+
+
+class AuthRequired(Error):
+    """The agent needs a login first (ACP's auth-required error); ``methods`` are its
+    ``authMethods`` from ``initialize`` (each ``{id, name, description?, type?, args?, env?}``)."""
+
+    def __init__(self, message: str, methods: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.methods = methods
+
+
+def method_names(methods: list[dict[str, Any]]) -> str:
+    """How messages list login methods: ``Name (id), …``."""
+    return ", ".join(f"{m.get('name') or m.get('id')} ({m.get('id')})" for m in methods)
+
+
 def describe(exc: BaseException) -> str:
     """An agent's JSON-RPC error in its own words: message (code): what its data says."""
     code = getattr(exc, "code", None)

@@ -93,6 +93,50 @@ class Handler:
         request.tool_call = session.permission_call(request.tool_call)
         return await decide(self._owner.on_permission, request)
 
+    async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
+        """A form question (elicitation/create) for one of this client's sessions; URL mode and
+        request-scoped forms (no session to show them in) are refused, as is any for a session
+        this client never opened, before anything is shown."""
+        from .elicitations import ElicitationRequest
+
+        session_id = getattr(mode, "session_id", None)
+        schema = getattr(mode, "requested_schema", None)
+        session = self._owner.sessions.get(session_id) if isinstance(session_id, str) else None
+        if schema is None:
+            self._refuse("only form elicitations are supported (no url mode)")
+        if session is None:
+            log.warning("refused elicitation/create for unknown session %r", session_id)
+            self._refuse(f"unknown session {session_id!r}: this client never opened it")
+        request = ElicitationRequest(
+            session_id=session.session_id,
+            message=message,
+            schema=schema.model_dump(mode="json", by_alias=True, exclude_none=True),
+            tool_call_id=getattr(mode, "tool_call_id", None),
+        )
+        return await self._owner.transport.cancellable(self._elicit(session, request))
+
+    async def _elicit(self, session: Any, request: Any) -> Any:
+        from acp.schema import CancelElicitationResponse
+
+        from .elicitations import ask
+
+        task = asyncio.ensure_future(ask(self._owner.on_elicitation, request))
+        session.pending_permissions.add(task)  # the turn's cancel withdraws it too
+        try:
+            return await task
+        except asyncio.CancelledError:
+            request.cancelled.set()
+            if not task.cancelled():
+                task.cancel()  # this request was cancelled: the question goes too
+                raise
+            return CancelElicitationResponse(action="cancel")  # the turn was cancelled
+        finally:
+            session.pending_permissions.discard(task)
+
+    async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
+        """elicitation/complete names a URL-mode elicitation, which this client does not offer."""
+        log.info("elicitation/complete for %r: no such elicitation here", elicitation_id)
+
     async def read_text_file(
         self,
         session_id: str,

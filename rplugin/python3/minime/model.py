@@ -18,6 +18,8 @@ EventKind = Literal[
     "user",
     "mode",
     "config",
+    "usage",
+    "title",
 ]
 
 
@@ -90,6 +92,8 @@ class Event(msgspec.Struct, kw_only=True):
     usage: dict[str, Any] | None = None
     mode: str | None = None  # "mode": the agent's current mode id now
     config_options: list[ConfigOption] | None = None  # "config": every option as it is now
+    # "usage" (usage_update): ``usage`` is {used, size, cost?: {amount, currency}}, the context
+    # window now; "title" (session_info_update): ``text`` is the session's title ("": cleared).
 
 
 class Result(msgspec.Struct):

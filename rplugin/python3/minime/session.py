@@ -12,7 +12,7 @@ from . import session_state
 from .errors import Busy, Error
 from .model import ConfigOption, Event, Result, SessionModes, ToolCall
 from .transport import STOP_REASON_META
-from .updates import TERMINAL_STATUSES, terminal_chunk, to_event
+from .updates import TERMINAL_STATUSES, ended_call, terminal_chunk, to_event
 
 if TYPE_CHECKING:
     from .client import Client
@@ -141,9 +141,12 @@ class Session:
         # What the agent's answer to session/new (load, resume) and its updates say.
         self.modes: SessionModes | None = None
         self.config_options: list[ConfigOption] = []
+        self.usage: dict[str, Any] | None = None  # the last usage_update: {used, size, cost?}
+        self.title: str | None = None  # the last session_info_update's title
         # Tool call ids of the turns before the running one: a late update for one of them
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
         self._past_calls: set[str] = set()
+        self._replay: Turn | None = None  # what a session/load replay gathers (_replaying)
 
     @property
     def busy(self) -> bool:
@@ -153,22 +156,43 @@ class Session:
 
     def on_acp_update(self, update: Any) -> None:
         turn = self._turn
+        live = turn is not None and turn.request is not None
+        # Where a command's streamed output is gathered: the running turn, or the history a
+        # session/load replays (codex-acp 2.6 replays it in updates without a status).
+        gathering = turn if live else self._replaying()
         call_id = getattr(update, "tool_call_id", None) or ""
-        earlier = turn.calls.get(call_id) if turn else None
-        ending = turn is not None and getattr(update, "status", None) in TERMINAL_STATUSES
-        streamed = turn.streamed_output(call_id) if ending and turn else ""
+        earlier = gathering.calls.get(call_id) if gathering else None
+        ending = gathering is not None and getattr(update, "status", None) in TERMINAL_STATUSES
+        streamed = gathering.streamed_output(call_id) if ending and gathering else ""
         event = session_state.state_event(update) or to_event(update, earlier, streamed)
         if event is None:
             return
         if not session_state.follow(self, event):  # mode and config: known between turns too
             return
-        if turn is not None and turn.request is not None:
-            if self._is_past(update, turn):
-                log.debug("an update for a call of an earlier turn, not shown: %s", event.kind)
-                return
+        if live and self._is_past(update, turn):  # type: ignore[arg-type]
+            log.debug("an update for a call of an earlier turn, not shown: %s", event.kind)
+            return
+        if gathering is not None:
             chunk = terminal_chunk(getattr(update, "field_meta", None))
             if chunk and call_id:
-                turn.keep_output(call_id, chunk)
+                gathering.keep_output(call_id, chunk)
+        shown = [event]
+        result = ended_call(update, streamed)
+        if result is not None:
+            shown.append(result)
+        for one in shown:
+            self._show(one, turn if live else None)
+
+    def _replaying(self) -> Turn | None:
+        """The store of a replay's streamed output while ``on_update`` takes one."""
+        if self.on_update is None:
+            self._replay = None
+        elif self._replay is None:
+            self._replay = Turn("")
+        return self._replay
+
+    def _show(self, event: Event, turn: Turn | None) -> None:
+        if turn is not None:
             turn.push(event)
         elif self.on_update is not None:
             try:

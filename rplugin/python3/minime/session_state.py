@@ -69,12 +69,20 @@ def options_of(models: list[Any] | None) -> list[ConfigOption]:
 
 
 def state_event(update: Any) -> Event | None:
-    """The event of a ``current_mode_update`` or ``config_option_update``; else None."""
+    """The event of a ``current_mode_update``, ``config_option_update``, ``usage_update`` or
+    ``session_info_update`` (one that names the title); else None."""
     kind = getattr(update, "session_update", None)
     if kind == "current_mode_update":
         return Event(kind="mode", mode=update.current_mode_id)
     if kind == "config_option_update":
         return Event(kind="config", config_options=options_of(update.config_options))
+    if kind == "usage_update":
+        usage: dict[str, Any] = {"used": update.used, "size": update.size}
+        if update.cost is not None:
+            usage["cost"] = {"amount": update.cost.amount, "currency": update.cost.currency}
+        return Event(kind="usage", usage=usage)
+    if kind == "session_info_update" and "title" in update.model_fields_set:
+        return Event(kind="title", text=update.title or "")  # null: the title is cleared
     return None
 
 
@@ -85,9 +93,9 @@ def take_answer(session: Session, response: Any) -> None:
 
 
 def follow(session: Session, event: Event) -> bool:
-    """Keep the session's state as a ``mode`` or ``config`` event says it now is; False (and
-    logged) for a mode the agent never offered, which is not taken: a mode's id is shown in
-    titles and statuslines, and an agent's ``%{…}`` there ran as Vimscript."""
+    """Keep the session's state as a ``mode``, ``config``, ``usage`` or ``title`` event says it
+    now is; False (and logged) for a mode the agent never offered, which is not taken: a mode's
+    id is shown in titles and statuslines, and an agent's ``%{…}`` there ran as Vimscript."""
     if event.kind == "mode" and event.mode is not None:
         modes = session.modes
         if modes is None or modes.find(event.mode) is None:
@@ -100,14 +108,19 @@ def follow(session: Session, event: Event) -> bool:
         modes.current = event.mode
     elif event.kind == "config" and event.config_options is not None:
         session.config_options = event.config_options
+    elif event.kind == "usage":
+        session.usage = event.usage
+    elif event.kind == "title":
+        session.title = event.text or None
     return True
 
 
 def agent_name(session: Session) -> str:
-    """How messages name the agent: its own name (initialize's agentInfo), else its binary."""
+    """How messages name the agent: its own name (initialize's agentInfo), else the label of
+    its definition (the SDK's example agent sends no agentInfo: not ``node``), else its binary."""
     client = session.client
     info = client.agent_info or {}
-    return str(info.get("title") or info.get("name") or client.label)
+    return str(info.get("title") or info.get("name") or client.definition_label or client.label)
 
 
 def _offered(session: Session) -> str:

@@ -90,3 +90,28 @@ class StoredSessions:
                 if self.death is not None:
                     raise self.death from None
             raise Error(f"session/list failed: {describe(exc)}{self._stderr_hint()}") from None
+
+    async def close_session(self: Client, session_id: str) -> None:
+        """``session/close`` (where the agent advertises ``sessionCapabilities.close``): the
+        agent frees it; this client forgets it."""
+        await self._manage("session/close", session_id)
+
+    async def delete_session(self: Client, session_id: str) -> None:
+        """``session/delete`` (``sessionCapabilities.delete``): the agent forgets it for good.
+        The SDK (0.12.1) has no method for it: sent through the transport."""
+        await self._manage("session/delete", session_id)
+
+    async def _manage(self: Client, method: str, session_id: str) -> None:
+        self._check_alive()
+        try:
+            if method == "session/close":
+                await self.rpc.close_session(session_id=session_id)
+            else:
+                await self.transport.request(method, {"sessionId": session_id})
+        except Exception as exc:
+            if isinstance(exc, ConnectionError) or not self.alive:
+                raise await self.death_or(exc) from None
+            raise Error(f"{method} failed: {describe(exc)}") from None
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.fail_turn(Error(f"the session was closed ({method})"))

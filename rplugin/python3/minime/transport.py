@@ -74,6 +74,10 @@ class LineTransport:
         # Called with the session id once a session/load is answered, in order with the
         # updates around the answer (a replay update before it, a new one after it).
         self.on_load_answered: Callable[[Any], None] | None = None
+        # Requests the SDK has no method for (session/delete in 0.12.1), sent by request():
+        # their ids are strings of our own, the SDK's are numbers.
+        self._own: dict[str, asyncio.Future[Any]] = {}
+        self._own_ids = 0
 
     # -- outgoing -------------------------------------------------------------------------
 
@@ -85,10 +89,33 @@ class LineTransport:
             self._prompts.add(message["id"])
         if message.get("method") == LOAD_METHOD and _valid_id(message.get("id")):
             self._loads[message["id"]] = (message.get("params") or {}).get("sessionId")
-        data = (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+        # default=str: the SDK's invalid-params answer carries pydantic's error list, whose
+        # ``ctx`` can hold an exception object; unsent, the agent would wait for ever.
+        data = (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode("utf-8")
         async with self._write_lock:
             self._writer.write(data)
             await self._writer.drain()
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a request the SDK offers no method for and wait for its answer: its result, or
+        a ``RequestError`` with the agent's error (``ConnectionError`` if the agent ends)."""
+        from acp import RequestError
+
+        self._own_ids += 1
+        request_id = f"minime-{self._own_ids}"
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._own[request_id] = answer
+        try:
+            await self.send(
+                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            )
+            message = await answer
+        finally:
+            self._own.pop(request_id, None)
+        if "error" in message:
+            error = message["error"]
+            raise RequestError(error.get("code", -32603), error.get("message"), error.get("data"))
+        return message.get("result")
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -117,6 +144,11 @@ class LineTransport:
                 log.debug("ignored the agent's notification %s", method)
                 continue
             is_request = "method" in message and "id" in message
+            own = None if is_request else self._own.get(message.get("id"))  # type: ignore[arg-type]
+            if own is not None:
+                if not own.done():
+                    own.set_result(message)
+                continue
             if not is_request and message.get("id") in self._prompts:
                 self._prompts.discard(message["id"])
                 _pass_stop_reason(message)
@@ -135,6 +167,9 @@ class LineTransport:
         if self.ended:
             return
         self.ended = True
+        for answer in self._own.values():
+            if not answer.done():
+                answer.set_exception(ConnectionError("the agent's output ended"))
         if self._on_end is not None:
             self._on_end()
 

@@ -149,18 +149,7 @@ def to_event(update: Any, earlier: ToolCall | None = None, streamed: str = "") -
     if kind == "tool_call_update":
         call = _tool_call(update, kind="")
         if update.status in TERMINAL_STATUSES:
-            return Event(
-                kind="tool_result",
-                call=call,
-                status=update.status,
-                output=tool_output(
-                    update.raw_output,
-                    update.content,
-                    update.field_meta,
-                    diffed=earlier is not None and any(_is_diff(c) for c in earlier.content),
-                    streamed=streamed,
-                ),
-            )
+            return _result(update, call, earlier, streamed)
         return Event(kind="tool_call", call=call)
     if kind == "plan":
         return Event(kind="plan", entries=[_plain(entry) for entry in update.entries])
@@ -168,3 +157,28 @@ def to_event(update: Any, earlier: ToolCall | None = None, streamed: str = "") -
         # Only seen when a loaded session replays its history.
         return Event(kind="user", text=_block_text(update.content), message_id=update.message_id)
     return None
+
+
+def ended_call(update: Any, streamed: str = "") -> Event | None:
+    """The ``tool_result`` of a ``tool_call`` that arrives already ended (qwen-code: completed,
+    its text in ``content``; a replayed history): sent after its ``tool_call`` event."""
+    if getattr(update, "session_update", None) != "tool_call":
+        return None
+    if update.status not in TERMINAL_STATUSES:
+        return None
+    return _result(update, _tool_call(update), None, streamed)
+
+
+def _result(update: Any, call: ToolCall, earlier: ToolCall | None, streamed: str) -> Event:
+    return Event(
+        kind="tool_result",
+        call=call,
+        status=update.status,
+        output=tool_output(
+            update.raw_output,
+            update.content,
+            update.field_meta,
+            diffed=earlier is not None and any(_is_diff(c) for c in earlier.content),
+            streamed=streamed,
+        ),
+    )

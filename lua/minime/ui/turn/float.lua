@@ -74,6 +74,13 @@ function M.config(t)
     where = "…" .. where:sub(-39)
   end
   local parts = { t.agent or "minime" }
+  local modes = package.loaded["minime.modes"]
+  local title = modes and modes.title(t.cwd)
+  if title then
+    title = window.oneline(title)
+    parts[#parts + 1] = vim.fn.strchars(title) > 40 and (vim.fn.strcharpart(title, 0, 39) .. "…")
+      or title
+  end
   local mode = M.mode(t)
   if mode and mode ~= "" then
     parts[#parts + 1] = mode
@@ -81,6 +88,10 @@ function M.config(t)
   parts[#parts + 1] = M.state(t)
   parts[#parts + 1] = where
   local footer = t.running and " i reply · q hide · <C-c> cancel " or " i reply · q hide "
+  local usage = modes and modes.usage(t.cwd)
+  if usage then
+    footer = " " .. usage .. " ·" .. footer
+  end
   local center = c.layout == "center"
   local opts = {
     width = c.width or (center and 0.8 or 0.4),

@@ -218,6 +218,35 @@ local function remember_changes(t, tool, diffs)
   end
 end
 
+--- The tool of `t` other than `except` that shows `rel` going from `old` (false: a new file)
+--- to `new`. A new file's "before" may be "" as well: qwen-code asks about one with
+--- `oldText: ""`.
+---@return minime.turn.Tool?
+local function shown_by(t, except, rel, old, new)
+  for _, tool in pairs(t.tools) do
+    local change = tool ~= except and tool.changes and tool.changes[rel]
+    if change and change[2] == new then
+      local before = change[1]
+      if before == old or (old == false and before == "") or (before == false and old == "") then
+        return tool
+      end
+    end
+  end
+end
+
+--- The diffs of a tool's result that no other tool line shows yet: qwen-code in auto-edit mode
+--- sends an edit's diff only with its result, after the write through fs/write_text_file
+--- already drew it.
+local function not_yet_shown(t, tool, diffs)
+  return vim.tbl_filter(function(item)
+    if type(item) ~= "table" or type(item.path) ~= "string" or type(item.newText) ~= "string" then
+      return true
+    end
+    local old = type(item.oldText) == "string" and item.oldText or false
+    return shown_by(t, tool, (diff.relative(item.path, t.cwd)), old, item.newText) == nil
+  end, diffs)
+end
+
 --- Whether a tool of the running turn already shows `rel` (a path relative to the turn's cwd)
 --- going from `old` (nil: a new file) to `new`: qwen-code's write_file carries the diff of the
 --- very write it then makes through fs/write_text_file.
@@ -227,13 +256,7 @@ end
 ---@param new string
 ---@return boolean
 function M.shows_change(t, rel, old, new)
-  for _, tool in pairs(t.tools) do
-    local change = tool.changes and tool.changes[rel]
-    if change and change[1] == (old or false) and change[2] == new then
-      return true
-    end
-  end
-  return false
+  return shown_by(t, nil, rel, old or false, new) ~= nil
 end
 
 ---@param t minime.turn.Turn
@@ -263,6 +286,10 @@ local function on_tool(t, ev, result)
     if #lines > 0 then
       set_body(t, tool, "input", lines)
     end
+  end
+  if diffs and result then
+    diffs = not_yet_shown(t, tool, diffs)
+    diffs = #diffs > 0 and diffs or nil
   end
   if diffs then
     remember_changes(t, tool, diffs)

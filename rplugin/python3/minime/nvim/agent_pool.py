@@ -48,6 +48,10 @@ class AgentPool:
         self._opening: SingleFlight[str, Session] = SingleFlight()
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
         self._told_disabled: set[str] = set()
+        # Questions from the agent (elicitation/create): the host's, set after it is built.
+        self.on_elicitation: Callable[[Any], Awaitable[Any]] | None = None
+        # The setup's additional_directories for each new session: the host's, set likewise.
+        self.additional_directories: Callable[[], list[str]] = list
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
@@ -72,7 +76,8 @@ class AgentPool:
 
         async def open_session() -> Session:
             client = await self.client_for(payload, on_start)
-            session = await client.new_session(cwd)
+            dirs = self.additional_directories()
+            session = await client.new_session(cwd, additional_directories=dirs)
             self.sessions[cwd] = session
             log.info("session %s for %s", session.session_id, cwd)
             return session
@@ -174,11 +179,14 @@ class AgentPool:
             fs=self._file_system(),
             discovery=discovery if via == "client" else "meta",
             on_permission=self._on_permission,
+            on_elicitation=self.on_elicitation,
+            terminal_auth=True,  # :MiniMeLogin runs them in a terminal (login.py)
             on_stderr=self._on_stderr,
             cwd=os.path.realpath(payload.cwd),
             ready_timeout=_seconds(payload.ready_timeout, 60.0),
             cancel_timeout=_seconds(payload.cancel_timeout, 30.0),
         )
+        client.definition_label = payload.label
         self.clients[key] = client
         for name in client.mcp.dropped:
             self._bridge.notify(

@@ -90,6 +90,7 @@ async def live(args: dict[str, Any]) -> dict[str, Any]:
             "seconds": round(seconds, 3),
             "agent_info": client.agent_info,
             "capabilities": client.agent_capabilities,
+            "auth_methods": client.auth_methods,
         }
         began = time.monotonic()
         try:

@@ -17,16 +17,19 @@ from typing import Any
 import msgspec
 
 from .. import permissions
-from ..errors import Error
+from ..elicitations import ElicitationAnswer, ElicitationRequest
+from ..errors import AuthRequired, Error
 from ..model import PermissionRequest
 from ..session import Session
 from . import events, ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
 from .events import LuaEvent
+from .login import Login
 from .loop_thread import LoopThread
 from .lua_tools import LuaTools
 from .prompts import Prompts
+from .questions import Questions
 from .render import Renderer, to_lua
 from .ring_log import LOG_LINES, RingLog
 from .session_modes import SessionModes
@@ -75,7 +78,11 @@ class Host:
                 self.tools.file_system(self.pool.cwd_of, self._flush) if self.setup.fs else None
             ),
         )
+        self.pool.additional_directories = lambda: self.setup.additional_directories
+        self.questions = Questions(self.bridge.lua, self._flush, self.loop_thread.call_soon)
+        self.pool.on_elicitation = self.ask_question
         self.modes = SessionModes(self.bridge, self.pool.sessions.get)
+        self.login = Login(self.pool, self.bridge)
         self.reopener = SessionReopener(
             self.pool,
             self.bridge,
@@ -116,6 +123,8 @@ class Host:
             return
         if isinstance(message, ops.PermissionAnswer):
             self.prompts.answer(message)
+        elif isinstance(message, ops.ElicitationReply):
+            self.questions.answer(message)
         elif isinstance(message, ops.ToolResult):
             self.tools.answer(message)
         elif isinstance(message, ops.Log):
@@ -163,6 +172,9 @@ class Host:
         try:
             ready = self._readying.run(cwd, lambda: self._open(cwd, ask))
             session = await waiting.wait(ready)
+        except AuthRequired as exc:
+            self._fail(cwd, f"{exc} — :MiniMeLogin logs in, then ask again")
+            return
         except Error as exc:
             self._fail(cwd, str(exc))
             return
@@ -278,6 +290,12 @@ class Host:
     async def op_load_session(self, payload: ops.LoadSession) -> None:
         await self.reopener.load(payload)
 
+    async def op_manage_session(self, payload: ops.ManageSession) -> None:
+        await self.reopener.manage(payload)
+
+    async def op_login(self, payload: ops.Login) -> None:
+        await self.login.run(payload)
+
     async def op_mode(self, payload: ops.SetMode) -> None:
         await self.modes.set_mode(payload)
 
@@ -285,6 +303,9 @@ class Host:
         await self.modes.set_config(payload)
 
     # -- permissions ----------------------------------------------------------------------
+
+    async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await self.questions.ask(request, self.pool.cwd_of(request.session_id))
 
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
         return await self.prompts.ask(request, self.pool.cwd_of(request.session_id))

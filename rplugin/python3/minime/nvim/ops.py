@@ -8,7 +8,7 @@ tools/init.lua build the payloads. ``decode`` turns one into its Struct or raise
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -51,6 +51,7 @@ class Setup(Op, kw_only=True):
     permission_rules: list[Any] = msgspec.field(default_factory=list)
     permission_timeout: float | None = None
     fs: bool = True  # lend the agent the ACP file system through the buffers
+    additional_directories: list[str] = msgspec.field(default_factory=list)  # absolute paths
 
 
 class CwdOp(Op, kw_only=True):
@@ -98,6 +99,20 @@ class Sessions(AgentOp, kw_only=True):
     pass
 
 
+class ManageSession(AgentOp, kw_only=True):
+    """:MiniMeSessions' close (``session/close``) or delete (``session/delete``) of one."""
+
+    session_id: str
+    action: Literal["close", "delete"]
+    title: str | None = None
+
+
+class Login(AgentOp, kw_only=True):
+    """:MiniMeLogin [method]: ``authenticate`` with that method (none: pick one)."""
+
+    method_id: str | None = None
+
+
 class LoadSession(AgentOp, kw_only=True):
     session_id: str
     title: str | None = None
@@ -116,6 +131,15 @@ class SetConfig(Op, kw_only=True):
     cwd: str
     config_id: str
     value: str | bool
+
+
+class ElicitationReply(Op, kw_only=True):
+    """The user's answer to question ``id`` (elicitation/create): ``accept`` with ``content``
+    ({field: value}), ``decline`` (<Esc>, q) or ``cancel``."""
+
+    id: int
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
 
 
 class PermissionAnswer(Op, kw_only=True):
@@ -145,13 +169,16 @@ OPS: dict[str, type[Op]] = {
     "log": Log,
     "sessions": Sessions,
     "load_session": LoadSession,
+    "login": Login,
+    "manage_session": ManageSession,
     "mode": SetMode,
     "config": SetConfig,
     "permission_answer": PermissionAnswer,
+    "elicitation_answer": ElicitationReply,
     "tool_result": ToolResult,
 }
 
-_TABLES = ("agent_env", "tool_ctx")
+_TABLES = ("agent_env", "tool_ctx", "content")
 
 
 def decode(op: str, payload: Any) -> Op:

@@ -30,8 +30,8 @@ log = logging.getLogger("minime")
 
 
 def state_of(session: Session) -> dict[str, Any]:
-    """What Lua keeps of a session: its agent, mode, modes and config options. Its mode only
-    if the agent offered it (session/new may name any ``currentModeId``)."""
+    """What Lua keeps of a session: its agent, mode, modes, config options, usage and title.
+    Its mode only if the agent offered it (session/new may name any ``currentModeId``)."""
     modes = session.modes
     offered = modes is not None and modes.find(modes.current) is not None
     if modes is not None and not offered:
@@ -41,6 +41,8 @@ def state_of(session: Session) -> dict[str, Any]:
         "mode": modes.current if modes and offered else None,
         "modes": msgspec.to_builtins(modes.available) if modes else [],
         "config": msgspec.to_builtins(session.config_options),
+        "usage": session.usage,
+        "title": session.title,
     }
     return clean_all(_without_none(state), 0)
 
@@ -70,8 +72,9 @@ class SessionModes:
         self._bridge.lua("require('minime.rpc').modes_update(...)", cwd, state)
 
     def follow(self, cwd: str, session: Session, event: Event) -> bool:
-        """A ``mode`` or ``config`` event (the session already follows it): shown; True."""
-        if event.kind not in ("mode", "config"):
+        """A ``mode``, ``config``, ``usage`` or ``title`` event (the session already follows
+        it): shown; True."""
+        if event.kind not in ("mode", "config", "usage", "title"):
             return False
         self.publish(cwd, session)
         return True

@@ -50,7 +50,7 @@ class SessionReopener:
         if not self._pool.busy(cwd):  # a running turn keeps the context it was asked with
             self._take_tool_ctx(cwd, payload)
         client = await self._pool.client_for(payload)
-        name = _agent_name(client, payload.label)
+        name = agent_name(client, payload.label)
         caps = client.agent_capabilities
         listing = "list" in (caps.get("sessionCapabilities") or {})
         how = _reopen_method(caps)
@@ -76,10 +76,12 @@ class SessionReopener:
             log.info("session/list failed: %s", exc)
             self._bridge.notify(f"minime: {name} does not list its sessions (session/list)", "warn")
             return
+        # A title the agent gave an open session since (session_info_update) names it.
+        titles = {sid: s.title for sid, s in client.sessions.items() if s.title}
         items = [
             {
                 "session_id": clean(str(item.get("sessionId") or "")),
-                "title": clean(str(item.get("title") or "")),
+                "title": clean(str(titles.get(item.get("sessionId")) or item.get("title") or "")),
                 "updated_at": clean(str(item.get("updatedAt") or "")),
                 "cwd": clean(str(item.get("cwd") or "")),
             }
@@ -89,7 +91,33 @@ class SessionReopener:
         if not items:
             self._bridge.notify(f"minime: no earlier sessions of {name} for {cwd}", "info")
             return
-        self._bridge.lua("require('minime.rpc').pick_session(...)", cwd, items, how)
+        kept = caps.get("sessionCapabilities") or {}
+        manage = {"close": "close" in kept, "delete": "delete" in kept}
+        self._bridge.lua("require('minime.rpc').pick_session(...)", cwd, items, how, manage)
+
+    async def manage(self, payload: ops.ManageSession) -> None:
+        """Close (``session/close``) or delete (``session/delete``) a listed session; if it is
+        this cwd's, the next ask starts a new one."""
+        cwd = os.path.realpath(payload.cwd)
+        client = await self._pool.client_for(payload)
+        name = agent_name(client, payload.label)
+        title = payload.title or payload.session_id
+        try:
+            if payload.action == "close":
+                await client.close_session(payload.session_id)
+            else:
+                await client.delete_session(payload.session_id)
+        except Error as exc:
+            if not client.alive:
+                raise
+            self._bridge.notify(f"minime: {name} did not {payload.action} {title}: {exc}", "error")
+            return
+        current = self._pool.sessions.get(cwd)
+        if current is not None and current.session_id == payload.session_id:
+            del self._pool.sessions[cwd]
+            self._modes.publish(cwd, None)
+        done = "closed" if payload.action == "close" else "deleted"
+        self._bridge.notify(f"minime: session {title} {done} ({name})", "info")
 
     async def load(self, payload: ops.LoadSession) -> None:
         """Reopen an earlier session in this cwd: its history replays into the turn float."""
@@ -103,7 +131,7 @@ class SessionReopener:
         how = _reopen_method(client.agent_capabilities)
         if how is None:
             self._bridge.notify(
-                f"minime: {_agent_name(client, payload.label)} cannot reopen sessions", "warn"
+                f"minime: {agent_name(client, payload.label)} cannot reopen sessions", "warn"
             )
             return
         prompt = clean(f"(loaded session {title})")
@@ -119,7 +147,7 @@ class SessionReopener:
         def replayed(event: Any) -> None:
             if holder and self._modes.follow(cwd, holder[0], event):
                 return
-            if event.kind not in ("mode", "config"):
+            if event.kind not in ("mode", "config", "usage", "title"):
                 render(cwd, to_lua(event))
 
         try:
@@ -139,11 +167,13 @@ class SessionReopener:
         render(cwd, events.Done(stop_reason="end_turn", cwd=cwd, session_id=clean(session_id)))
 
 
-def _agent_name(client: Client, label: str | None) -> str:
+def agent_name(client: Client, label: str | None) -> str:
     """The agent's own name; else its definition's label (``qwen-code``), not the program
     that runs it (``node``)."""
     info = client.agent_info
-    return str(info.get("title") or info.get("name") or label or client.label)
+    return str(
+        info.get("title") or info.get("name") or label or client.definition_label or client.label
+    )
 
 
 def _reopen_method(capabilities: dict[str, Any]) -> str | None:

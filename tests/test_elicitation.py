@@ -1,0 +1,224 @@
+"""Questions from the agent (elicitation/create, form mode), end to end: a real Neovim, its
+Python host and tests/agents/fs_agent.py, which sends the request and writes the editor's
+answer into its reply (``FS {...}``). Each test reads the float, what the agent received, or
+that nothing was shown."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from nvim_harness import wait_for
+from plugin_harness import Editor, editor_with
+
+AGENT = Path(__file__).with_name("agents") / "fs_agent.py"
+
+# vim.ui.select / vim.ui.input answered from a script: each call takes the next answer (a
+# label for select, text for input; false dismisses); what each step showed is kept.
+SCRIPTED_UI = """
+_G.ui_answers, _G.ui_steps = {}, {}
+vim.ui.select = function(items, opts, on_choice)
+  local labels = vim.tbl_map(opts.format_item or tostring, items)
+  table.insert(_G.ui_steps, opts.prompt .. " " .. table.concat(labels, "|"))
+  local want = table.remove(_G.ui_answers, 1)
+  for i, l in ipairs(labels) do
+    if want and l:find(want, 1, true) then return on_choice(items[i], i) end
+  end
+  on_choice(nil)
+end
+vim.ui.input = function(opts, on_confirm)
+  table.insert(_G.ui_steps, opts.prompt .. (opts.default and ("[" .. opts.default .. "]") or ""))
+  local want = table.remove(_G.ui_answers, 1)
+  on_confirm(want ~= false and want or nil)
+end
+"""
+
+# Claude's AskUserQuestion (claude-agent-acp 0.101): one enum question, an optional "Other".
+CLAUDE_FORM = {
+    "mode": "form",
+    "message": "Which database should the service use?",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {
+            "question_0": {
+                "type": "string",
+                "title": "Database",
+                "oneOf": [
+                    {"const": "Postgres", "title": "Postgres", "description": "the usual one"},
+                    {"const": "SQLite", "title": "SQLite"},
+                ],
+            },
+            "question_0_custom": {"type": "string", "title": "Other"},
+        },
+    },
+}
+
+FORM = {
+    "mode": "form",
+    "message": "New service",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "port": {"type": "integer", "title": "Port", "default": 8080, "minimum": 1},
+            "public": {"type": "boolean", "title": "Public"},
+            "tags": {
+                "type": "array",
+                "title": "Tags",
+                "items": {"type": "string", "enum": ["web", "db", "ops"]},
+            },
+            "tier": {"type": "string", "enum": ["free", "paid"], "default": "free"},
+        },
+        "required": ["name", "port"],
+    },
+}
+
+
+@contextlib.contextmanager
+def asking_editor(cwd: Path) -> Iterator[Editor]:
+    agent = {"cmd": [sys.executable, str(AGENT)], "label": "fs-agent"}
+    with editor_with(cwd, {"agent": agent}, SCRIPTED_UI, timeout=30.0, ask_command=False) as ed:
+        yield ed
+
+
+def ask(ed: Editor, *params: dict[str, Any]) -> None:
+    ed.ask(json.dumps([{"method": "elicitation/create", "params": p} for p in params]))
+
+
+def answers(ed: Editor) -> list[dict[str, Any]]:
+    text = "".join(ed.turn_lines())
+    return [json.JSONDecoder().raw_decode("{" + part)[0] for part in text.split("FS {")[1:]]
+
+
+def question_win(ed: Editor) -> int:
+    win = wait_for(
+        lambda: ed.lua("return require('minime.ui.elicitation').win()"), 20, message="the float"
+    )
+    wait_for(
+        lambda: ed.lua("return require('minime.ui.elicitation').live()"), 10, message="its keys"
+    )
+    return win
+
+
+def test_claudes_one_question_is_answered_by_the_number_of_the_choice(tmp_path: Path) -> None:
+    with asking_editor(tmp_path) as ed:
+        ask(ed, CLAUDE_FORM)
+        win = question_win(ed)
+        lines = ed.float_lines(win)
+        ed.press(win, "2")
+        ed.wait_done()
+        got = answers(ed)
+    assert lines[0] == "Which database should the service use?"
+    assert "  1  Postgres — the usual one" in lines and "  2  SQLite" in lines
+    assert "  o  Other: type an answer" in lines
+    assert got == [{"result": {"action": "accept", "content": {"question_0": "SQLite"}}}]
+
+
+def test_other_types_the_answer_and_escape_declines(tmp_path: Path) -> None:
+    with asking_editor(tmp_path) as ed:
+        ed.lua("_G.ui_answers = {'MySQL, sharded'}")
+        ask(ed, CLAUDE_FORM, CLAUDE_FORM)
+        ed.press(question_win(ed), "o")
+        wait_for(lambda: len(answers(ed)) == 1, 20, message="the first answer")
+        win = question_win(ed)
+        ed.press(win, "<Esc>")
+        ed.wait_done()
+        got = answers(ed)
+    assert got == [
+        {"result": {"action": "accept", "content": {"question_0_custom": "MySQL, sharded"}}},
+        {"result": {"action": "decline"}},
+    ]
+
+
+def test_a_form_is_filled_in_step_by_step_with_required_fields_enforced(tmp_path: Path) -> None:
+    with asking_editor(tmp_path) as ed:
+        # name left empty: required, the form stays open; then every field in turn.
+        ed.lua("_G.ui_answers = {false}")
+        ask(ed, FORM)
+        win = question_win(ed)
+        lines = ed.float_lines(win)
+        ed.press(win, "<CR>")
+        ed.wait_note("Name is required")
+        assert ed.lua("return require('minime.ui.elicitation').win()") == win
+        ed.lua("_G.ui_answers = {'api', 'x', '0', '9000', 'yes', 'web', 'ops', 'done', 'paid'}")
+        ed.press(win, "<CR>")
+        ed.wait_done()
+        got = answers(ed)
+        steps = ed.lua("return _G.ui_steps")
+        notes = ed.notes()
+    assert "  Name* (string)" in lines and "  Port* (integer) [8080]" in lines
+    assert got == [
+        {
+            "result": {
+                "action": "accept",
+                "content": {
+                    "name": "api",
+                    "port": 9000,
+                    "public": True,
+                    "tags": ["web", "ops"],
+                    "tier": "paid",
+                },
+            }
+        }
+    ]
+    assert "Port (required): [8080]" in steps, steps  # the default offered
+    assert any("Port must be a whole number" in n for n in notes)
+    assert any("Port must be at least 1" in n for n in notes)
+    assert any(s.startswith("tier:") and "● free|  paid" in s for s in steps), steps
+
+
+def test_cancel_answers_cancel_and_an_unknown_session_shows_nothing(tmp_path: Path) -> None:
+    with asking_editor(tmp_path) as ed:
+        ask(ed, {**CLAUDE_FORM, "sessionId": "never-opened"})
+        ed.wait_done()
+        assert ed.lua("return require('minime.ui.elicitation').win()") is None
+        (refused,) = answers(ed)
+        ask(ed, CLAUDE_FORM)
+        question_win(ed)
+        ed.nvim.command("MiniMeCancel")
+        wait_for(
+            lambda: ed.lua("return require('minime.ui.elicitation').win()") is None,
+            10,
+            message="the float to close",
+        )
+        ed.wait_done(2)
+        cancelled = answers(ed)
+        bad = {
+            **CLAUDE_FORM,
+            "requestedSchema": {"type": "object", "properties": {"x": {"type": "array"}}},
+        }
+        ask(ed, bad)
+        ed.wait_done(3)
+        assert ed.lua("return require('minime.ui.elicitation').win()") is None
+        (malformed,) = answers(ed)
+    assert "never opened" in refused["error"]["data"]["details"], refused
+    assert cancelled == [{"result": {"action": "cancel"}}]
+    assert malformed["error"]["code"] == -32602, malformed
+
+
+def test_a_question_never_takes_keys_from_typing_and_minimepermission_reaches_it(
+    tmp_path: Path,
+) -> None:
+    with asking_editor(tmp_path) as ed:
+        ed.nvim.command("enew")
+        code = ed.nvim.current.window.handle
+        ed.nvim.input("i")  # typing in the code
+        ask(ed, CLAUDE_FORM)
+        note = ed.wait_note("the agent asks")
+        win = ed.lua("return require('minime.ui.elicitation').win()")
+        assert ed.nvim.current.window.handle == code, "the float took focus from typing"
+        ed.nvim.input("12")  # typed into the code, not an answer
+        ed.nvim.input("<Esc>")
+        ed.nvim.command("MiniMePermission")
+        assert ed.nvim.current.window.handle == win
+        ed.nvim.input("1")
+        ed.wait_done()
+        got = answers(ed)
+        text = ed.nvim.current.buffer[:]
+    assert "Which database should the service use?" in note
+    assert got == [{"result": {"action": "accept", "content": {"question_0": "Postgres"}}}]
+    assert text == ["12"]
