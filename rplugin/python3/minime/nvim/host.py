@@ -56,7 +56,13 @@ class Host:
         # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
         # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
-        self.tools = LuaTools(self.bridge.lua_call, lambda: self.setup, self.tool_ctx)
+        self.tools = LuaTools(
+            self.bridge.lua_call,
+            lambda: self.setup,
+            self.tool_ctx,
+            began=lambda: self.renderer and self.renderer.tool_began(),
+            ended=lambda: self.renderer and self.renderer.tool_ended(),
+        )
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.prompts = Prompts(
