@@ -15,7 +15,7 @@ request, answers at once). Each run is a fresh Neovim:
 Times: ``time.monotonic_ns()`` here just before the key is sent, ``vim.uv.hrtime()`` in the
 ``MiniMeTurnDone`` autocmd (both CLOCK_MONOTONIC). Target: typed first ask <= 150 ms.
 
-    .venv/bin/python bench/first_ask.py [RUNS]      # default 3 runs of each (~1 min)
+    .venv/bin/python bench/first_ask.py [RUNS [KIND ...]]   # default 3 runs of each (~1 min)
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def one_run(kind: str) -> tuple[float, float | None]:
 def main(argv: list[str]) -> None:
     runs = int(argv[0]) if argv else 3
     emit(BENCH, "loadavg_1m_at_start", os.getloadavg()[0], "procs")
-    results: dict[str, list[float]] = {"typed": [], "typed_warm_off": [], "mapped": []}
+    kinds = argv[1:] or ["typed", "typed_warm_off", "mapped"]
+    results: dict[str, list[float]] = {kind: [] for kind in kinds}
     warm_asks: list[float] = []
     for _ in range(runs):  # interleaved: a change of load hits each kind alike
         for kind, values in results.items():
@@ -127,7 +128,7 @@ def main(argv: list[str]) -> None:
             values.append(first)
             if again is not None:
                 warm_asks.append(again)
-    base = median(warm_asks)
+    base = median(warm_asks) if warm_asks else float("nan")
     for kind, values in results.items():
         fields: dict[str, Any] = {
             "runs": [round(v, 1) for v in values],
