@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,8 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _common import BENCH as BENCH_DIR
-from _common import PYTHON, emit, fake_mm_opts, median, plugin_editor
+from _common import emit, fake_mm_opts, median, plugin_editor, ui_attached
 
 BENCH = "first_ask"
 KEY_SECONDS = 0.08
@@ -53,27 +51,11 @@ def editor(work: Path, warm: bool) -> Iterator[Any]:
     if not warm:
         opts = opts[:-1] + ", warm = false }"
     sock, stamps = work / "nvim.sock", work / "flushes.txt"
-    with plugin_editor(work, opts, INSTRUMENT, ("--listen", str(sock))) as nvim:
-        proc = subprocess.Popen(
-            [PYTHON, str(BENCH_DIR / "ui_client.py"), str(sock), str(stamps)],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not (stamps.exists() and stamps.read_text().startswith("attached")):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the UI did not attach")
-                time.sleep(0.01)
-            yield nvim
-        finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with (
+        plugin_editor(work, opts, INSTRUMENT, ("--listen", str(sock))) as nvim,
+        ui_attached(nvim, sock, stamps),
+    ):
+        yield nvim
 
 
 def wait_done(nvim: Any, count: int, timeout: float = 60.0) -> dict[str, Any]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,8 +34,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _common import BENCH as BENCH_DIR
-from _common import PYTHON, bench_agent_opts, emit, plugin_editor, quantile, read_json, wait_file
+from _common import (
+    bench_agent_opts,
+    emit,
+    plugin_editor,
+    quantile,
+    read_json,
+    ui_attached,
+    wait_file,
+)
 from editor_tools import EXTRA_INIT, Scenario, prepare, run_raw
 
 BENCH = "tool_turn"
@@ -55,29 +61,13 @@ def editor(work: Path, ui: bool) -> Iterator[Any]:
             yield nvim
         return
     sock, stamps = work / "nvim.sock", work / "flushes.txt"
-    with plugin_editor(
-        work, bench_agent_opts("request"), EXTRA_INIT, ("--listen", str(sock))
-    ) as nvim:
-        proc = subprocess.Popen(
-            [PYTHON, str(BENCH_DIR / "ui_client.py"), str(sock), str(stamps)],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not (stamps.exists() and stamps.read_text().startswith("attached")):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the UI did not attach")
-                time.sleep(0.01)
-            yield nvim
-        finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with (
+        plugin_editor(
+            work, bench_agent_opts("request"), EXTRA_INIT, ("--listen", str(sock))
+        ) as nvim,
+        ui_attached(nvim, sock, stamps),
+    ):
+        yield nvim
 
 
 def cpu_ns(pid: int, thread: int | None = None) -> int:
