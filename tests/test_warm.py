@@ -71,6 +71,20 @@ def test_typing_minimeask_starts_the_agent_and_an_abandoned_ask_sends_nothing(
         assert prompts == ["the real one"]
 
 
+def test_after_minimestop_the_next_typed_ask_warms_again(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    with editor(tmp_path, config=agent_file(tmp_path, yolo=True)) as ed:
+        type_keys(ed, ":MiniMeAsk a", "MiniMeAsk a")
+        wait_for(lambda: "session/new" in received(trace), 30, message="for the warm session")
+        ed.nvim.input("<Esc>")
+        wait_for(lambda: ed.nvim.eval("mode()") == "n", 5)
+        ed.nvim.command("MiniMeStop")
+        ed.wait_note("agent stopped")
+        type_keys(ed, ":MiniMeAsk b", "MiniMeAsk b")
+        wait_for(lambda: received(trace).count("session/new") == 2, 30, message="for a new agent")
+        assert received(trace).count("initialize") == 2
+
+
 def test_warm_false_starts_nothing_while_typing(tmp_path: Path) -> None:
     with editor(tmp_path, warm=False) as ed:
         type_keys(ed, ":MiniMeAsk explain", "MiniMeAsk explain")

@@ -142,10 +142,12 @@ end
 
 function M.reset()
   host_op("reset", { cwd = vim.fn.getcwd() })
+  require("minime.warm").forget() -- the next ask typed here warms its new session
 end
 
 function M.stop()
   host_op("stop", {})
+  require("minime.warm").forget()
 end
 
 function M.log()

@@ -48,6 +48,11 @@ function M.cwd(cwd)
   end)
 end
 
+--- The sessions warmed are gone (:MiniMeStop) or replaced (:MiniMeReset): warm them again.
+function M.forget()
+  warmed = {}
+end
+
 -- A command line that names a command of ours: a range first is allowed (:'<,'>MiniMeAsk).
 local OURS = "^[%s%d,;.'<>$%%+%-]*MiniMe"
 local ASK = "^[%s%d,;.'<>$%%+%-]*MiniMeA"
