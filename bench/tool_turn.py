@@ -43,7 +43,7 @@ from _common import (
     ui_attached,
     wait_file,
 )
-from editor_tools import EXTRA_INIT, Scenario, prepare, run_raw
+from editor_tools import EXTRA_INIT, Scenario, first_ask, prepare, run_raw
 
 BENCH = "tool_turn"
 SIZES = {100: 120, 1000: 60}  # buffers: calls per figure (two halves)
@@ -144,13 +144,7 @@ def section(ui: bool) -> None:
         with editor(work, ui) as nvim:
             turns = Turns(nvim, work)
             turns.done += 1
-            nvim.exec_lua("require('minime').ask('say warm up')")
-            # (the host is started by this first ask)
-            deadline = time.monotonic() + 60
-            while nvim.exec_lua("return _G.bench_done") < 1:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the first ask did not end")
-                time.sleep(0.05)
+            first_ask(nvim)
             if not float_open(nvim):
                 raise RuntimeError("the conversation float is not open")
             for size, n in SIZES.items():
