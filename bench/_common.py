@@ -145,6 +145,36 @@ def plugin_editor(
         yield nvim
 
 
+@contextlib.contextmanager
+def ui_attached(nvim: Any, sock: Path, stamps: Path) -> Iterator[Callable[[], list[int]]]:
+    """bench/ui_client.py (its own process) attached to the Neovim listening on ``sock``;
+    yields a function reading the UI's ``flush`` stamps (``time.monotonic_ns()``)."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [PYTHON, str(BENCH / "ui_client.py"), str(sock), str(stamps)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (stamps.exists() and stamps.read_text().startswith("attached")):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError("the UI did not attach")
+            time.sleep(0.01)
+        if not nvim.api.list_uis():
+            raise RuntimeError("Neovim lists no UI")
+        yield lambda: [int(x) for x in stamps.read_text().split()[1:]]
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def fake_mm_opts(workdir: Path) -> str:
     """setup{} options for the fake mm (demo/mm) with an agent file: yolo, discovery request."""
     import yaml

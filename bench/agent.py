@@ -17,6 +17,11 @@ permission. The prompt's text is one command:
                                      server (``mcpServers``: spawned, ``initialize``d and
                                      ``tools/list``ed before ``session/new`` is answered, the
                                      time that took kept as ``start_ns``), each a ``tools/call``.
+``mmtool NAME N WARMUP OUT [JSON]``  the same, each call made as mm makes it inside a turn: the
+                                     ``tool_call`` update (pending), a ``tool_call_update``
+                                     (in_progress), the timed request, then the completed
+                                     ``tool_call_update`` carrying the answer's text
+                                     (``rawOutput.output`` and ``content``), before the next.
 ``chunks N SIZE OUT``                N ``agent_message_chunk`` updates (the fake mm's
                                      ``/chunks``), then ``time.monotonic_ns()`` (CLOCK_MONOTONIC,
                                      the clock of Neovim's ``vim.uv.hrtime()``) taken right after
@@ -60,6 +65,7 @@ class BenchAgent:
         self.session_tools: dict[str, dict[str, str]] = {}
         self.mcp: dict[str, McpServer] = {}
         self.counter = 0
+        self.call_counter = 0
 
     def on_connect(self, conn: Any) -> None:
         self.rpc = conn._conn  # the SDK's Connection: plain-dict requests, as mm's wire shows
@@ -108,6 +114,45 @@ class BenchAgent:
             },
         )
 
+    async def update(self, sid: str, update: dict[str, Any]) -> None:
+        await self.rpc.send_notification("session/update", {"sessionId": sid, "update": update})
+
+    async def mm_call(self, sid: str, name: str, method: str, params: dict[str, Any]) -> Any:
+        """One client-tool call as mm reports it around the request (scripted_mm/calls.py);
+        returns the answer and the request's time (ns): request out -> answer in."""
+        self.call_counter += 1
+        call_id = f"call_{self.call_counter}"
+        args = {k: v for k, v in params.items() if k != "_meta"}
+        await self.update(
+            sid,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": call_id,
+                "title": f"client: {name}",
+                "kind": "other",
+                "status": "pending",
+                "rawInput": args,
+            },
+        )
+        running = {"toolCallId": call_id, "status": "in_progress"}
+        await self.update(sid, {"sessionUpdate": "tool_call_update", **running})
+        start = time.perf_counter_ns()
+        answer = await self.rpc.send_request(method, params)
+        took = time.perf_counter_ns() - start
+        content = (answer or {}).get("content") or [{}]
+        read = str(content[0].get("text", ""))[:50000]  # mm's maxOutput default
+        await self.update(
+            sid,
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "status": "completed",
+                "rawOutput": {"output": read},
+                "content": [{"type": "content", "content": {"type": "text", "text": read}}],
+            },
+        )
+        return answer, took
+
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> dict[str, Any]:
         text = "".join(getattr(block, "text", "") or "" for block in prompt).strip()
         command, _, rest = text.partition(" ")
@@ -124,6 +169,20 @@ class BenchAgent:
                 last = await server.ask("tools/call", params)
                 times.append(time.perf_counter_ns() - start)
             write_json(out, {"ns": times, "last": last, "start_ns": server.start_ns})
+        elif command == "mmtool":
+            parts = rest.split(" ", 4)
+            name, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
+            args = json.loads(parts[4]) if len(parts) > 4 and parts[4].strip() else {}
+            method = self.session_tools.get(session_id, {}).get(name, "")
+            if not method:
+                raise RuntimeError(f"no tool {name!r} in this session")
+            params = {**args, "_meta": {SESSION_META: session_id}}
+            last, times = None, []
+            for i in range(warmup + n):
+                last, took = await self.mm_call(session_id, name, method, params)
+                if i >= warmup:
+                    times.append(took)
+            write_json(out, {"ns": times, "last": last})
         elif command in ("rt", "tool"):
             parts = rest.split(" ", 4)
             target, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]

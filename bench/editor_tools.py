@@ -288,6 +288,16 @@ def report_open_buffers_1000(sc1000: Scenario) -> None:
     )
 
 
+def first_ask(nvim: Any) -> None:
+    """The first ask (the host, the agent, its session started), ended (EXTRA_INIT counts)."""
+    nvim.exec_lua("require('minime').ask('say warm up')")
+    deadline = time.monotonic() + 60
+    while nvim.exec_lua("return _G.bench_done") < 1:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the first ask did not end")
+        time.sleep(0.05)
+
+
 def main() -> None:
     # Optional arguments keep only the scenarios whose label starts with one of them.
     if sys.argv[1:]:
@@ -296,12 +306,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="minime-bench-tools-") as tmp:
         work = Path(os.path.realpath(tmp))
         with plugin_editor(work, bench_agent_opts("request"), EXTRA_INIT) as nvim:
-            nvim.exec_lua("require('minime').ask('say warm up')")
-            deadline = time.monotonic() + 60
-            while nvim.exec_lua("return _G.bench_done") < 1:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the first ask did not end")
-                time.sleep(0.05)
+            first_ask(nvim)
             turn = 1
             for sc in SCENARIOS:
                 prepare(nvim, work, sc)

@@ -50,10 +50,6 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
-    BENCH as BENCH_DIR,
-)
-from _common import (
-    PYTHON,
     REPO,
     bench_agent_opts,
     emit,
@@ -62,6 +58,7 @@ from _common import (
     plugin_editor,
     quantile,
     read_json,
+    ui_attached,
 )
 from nvim_harness import nvim_binary
 
@@ -259,34 +256,12 @@ def editor(workdir: Path, agent: str, ui: bool = False) -> Iterator[Any]:
             yield nvim
         return
     sock, stamps = workdir / "nvim.sock", workdir / "flushes.txt"
-    with plugin_editor(workdir, opts, INSTRUMENT, ("--listen", str(sock))) as nvim:
-        proc = subprocess.Popen(
-            [PYTHON, str(BENCH_DIR / "ui_client.py"), str(sock), str(stamps)],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not (stamps.exists() and stamps.read_text().startswith("attached")):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the UI did not attach")
-                time.sleep(0.01)
-            if not nvim.api.list_uis():
-                raise RuntimeError("Neovim lists no UI")
-
-            def flushes() -> list[int]:
-                return [int(x) for x in stamps.read_text().split()[1:]]
-
-            nvim.flushes = flushes
-            yield nvim
-        finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with (
+        plugin_editor(workdir, opts, INSTRUMENT, ("--listen", str(sock))) as nvim,
+        ui_attached(nvim, sock, stamps) as flushes,
+    ):
+        nvim.flushes = flushes
+        yield nvim
 
 
 def state(nvim: Any) -> dict[str, Any]:

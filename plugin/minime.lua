@@ -1,4 +1,4 @@
--- minime.nvim: commands only. Nothing starts until the first ask.
+-- minime.nvim: commands only. Nothing starts until the first ask is begun (minime.warm).
 if vim.g.loaded_minime then
   return
 end
@@ -12,6 +12,16 @@ cmd("MiniMeAsk", function(o)
   local range = o.range > 0 and { o.line1, o.line2 } or nil
   require("minime").ask(o.args, range)
 end, { nargs = "*", range = true, desc = "Ask the mini-me agent" })
+vim.keymap.set({ "n", "x" }, "<Plug>(minime-ask)", function()
+  local mode = vim.fn.mode()
+  local range = nil
+  if mode == "v" or mode == "V" or mode == "\22" then
+    local a, b = vim.fn.line("v"), vim.fn.line(".")
+    range = { math.min(a, b), math.max(a, b) }
+    vim.api.nvim_feedkeys(vim.keycode("<Esc>"), "nx", false)
+  end
+  require("minime").ask(nil, range)
+end, { desc = "minime: ask the agent (the input float; a visual selection is its context)" })
 cmd("MiniMeCancel", function()
   require("minime").cancel()
 end, { desc = "Cancel the running turn" })
@@ -74,8 +84,19 @@ end, { desc = "Create or update the plugin's Python environment" })
 -- Keys are timed from the start: a permission prompt never takes focus right after one.
 require("minime.ui.last_key")
 
+local group = vim.api.nvim_create_augroup("minime", { clear = true })
+-- Typing `:MiniMe…` starts the host (and for :MiniMeAsk the agent) before <CR>: minime.warm.
+vim.api.nvim_create_autocmd("CmdlineChanged", {
+  group = group,
+  pattern = ":",
+  callback = function()
+    if vim.fn.getcmdline():find("MiniMe", 1, true) then
+      require("minime.warm").on_cmdline()
+    end
+  end,
+})
 vim.api.nvim_create_autocmd("VimLeavePre", {
-  group = vim.api.nvim_create_augroup("minime", { clear = true }),
+  group = group,
   callback = function()
     if package.loaded["minime.host"] then
       require("minime.host").shutdown()

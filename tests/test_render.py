@@ -87,3 +87,38 @@ def test_chunks_of_different_messages_are_not_joined() -> None:
             {"kind": "text", "text": "de"},
         ]
     ]
+
+
+def test_a_batch_waits_while_an_editor_tool_call_is_in_flight_and_for_quiet_after() -> None:
+    """The answer to the agent never queues behind drawing on Neovim's main loop: a batch sent
+    while a tool call runs waits for it to end and for QUIET_SECONDS more, but the float still
+    moves in a long burst of calls (MAX_HOLD_SECONDS)."""
+    from minime.nvim.render import MAX_HOLD_SECONDS, QUIET_SECONDS
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        sent: list[float] = []
+        r = Renderer(lambda key, batch: sent.append(loop.time()))
+        r.tool_began()
+        r.push("k", events.ToolCallShown(id="c1", title="t"))
+        await asyncio.sleep(FLUSH_SECONDS * 2)
+        assert sent == []  # the call is in flight: nothing drawn
+        r.tool_ended()
+        ended = loop.time()
+        await asyncio.sleep(QUIET_SECONDS / 4)
+        assert sent == []  # the next call may come at once
+        await asyncio.sleep(QUIET_SECONDS * 2)
+        assert len(sent) == 1 and sent[0] - ended >= QUIET_SECONDS * 0.9
+        # A burst that never pauses: drawn anyway within MAX_HOLD_SECONDS (plus a frame).
+        r.tool_began()
+        r.push("k", events.ToolResultShown(id="c1", output="x"))
+        start = loop.time()
+        while len(sent) == 1 and loop.time() - start < MAX_HOLD_SECONDS * 3:
+            await asyncio.sleep(0.005)
+        assert len(sent) == 2
+        assert MAX_HOLD_SECONDS * 0.9 <= sent[1] - start <= MAX_HOLD_SECONDS + 0.1
+        r.push("k", events.Done(stop_reason="end_turn"))  # the turn's end is not held
+        await asyncio.sleep(0)
+        assert len(sent) == 3
+
+    asyncio.run(main())

@@ -69,6 +69,8 @@ local function host_payload(cwd)
   return payload
 end
 
+M.host_payload = host_payload
+
 -- Whether the "no mm found — using the offline demo agent" notice was given.
 local demo_said = false
 
@@ -88,6 +90,7 @@ end
 
 --- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float).
 local function prompt_for(cwd, range, anchor)
+  require("minime.warm").cwd(cwd) -- the agent starts while the ask is typed
   require("minime.ui.input").open({
     prompt_title = " minime ",
     anchor = anchor,
@@ -141,10 +144,12 @@ end
 
 function M.reset()
   host_op("reset", { cwd = vim.fn.getcwd() })
+  require("minime.warm").forget() -- the next ask typed here warms its new session
 end
 
 function M.stop()
   host_op("stop", {})
+  require("minime.warm").forget()
 end
 
 function M.log()
@@ -264,6 +269,7 @@ end
 
 --- Hide the conversation float, or show the current cwd's (else the last one).
 function M.toggle()
+  require("minime.warm").cwd()
   local turn = require("minime.ui.turn")
   if turn.shown() then
     turn.toggle()

@@ -39,6 +39,9 @@ local function defaults()
     -- "job": the Lua layer starts `python -m minime.nvim` (default). "rplugin": Neovim's python3
     -- host after :UpdateRemotePlugins.
     host = "job",
+    -- Start the host, and the cwd's agent and session, while the first ask is being typed (the
+    -- command line starts `:MiniMe`, the input float opens, <Plug>(minime-ask), the toggle).
+    warm = true,
     -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
     ready_timeout = 60,
     -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an

@@ -13,6 +13,11 @@ local api = vim.api
 local M = {}
 
 M.DELAY_MS = 100 -- a burst of tool results (and the turn's end) is one refresh
+-- A refresh stats every buffer under the cwd on the main loop (~40 ms at 1,000 buffers), where
+-- the editor tools run too: while the agent calls them (one within QUIET_MS), it waits for a
+-- pause, at most MAX_QUIET_WAIT_MS, so that it does not sit in front of their answers.
+M.QUIET_MS = 50
+M.MAX_QUIET_WAIT_MS = 1000
 
 local scheduled = {} ---@type table<string, boolean>
 
@@ -93,7 +98,14 @@ function M.soon(cwd)
     return
   end
   scheduled[cwd] = true
+  local since = vim.uv.now()
   local function run()
+    local tools = package.loaded["minime.tools"]
+    local quiet_for = vim.uv.now() - (tools and tools.last_call or -math.huge)
+    if quiet_for < M.QUIET_MS and vim.uv.now() - since < M.MAX_QUIET_WAIT_MS then
+      vim.defer_fn(run, M.QUIET_MS - quiet_for)
+      return
+    end
     if not can_check() then
       M.waited[cwd] = (M.waited[cwd] or 0) + 1
       vim.defer_fn(run, M.DELAY_MS)

@@ -114,11 +114,16 @@ local function ctx_for(cwd)
   return ctx
 end
 
+--- When the last call came (vim.uv.now()): the disk refresh waits for a pause in the calls.
+---@type integer?
+M.last_call = nil
+
 --- Run tool `name`; never throws. A tool that waits (async.wait: a file read off the main
 --- loop) answers `{ ok = true, pending = true }` at once and its real answer later, through
 --- `reply`: a function(answer), or the id the host gave (notification "tool_result").
 ---@return { ok: boolean, value?: any, error?: string, pending?: boolean }
 function M.call(name, args, ctx, reply)
+  M.last_call = vim.uv.now()
   if type(ctx) == "string" then
     ctx = ctx_for(ctx)
   elseif type(ctx) ~= "table" then

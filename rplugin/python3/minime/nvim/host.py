@@ -59,7 +59,13 @@ class Host:
         # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
         # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
-        self.tools = LuaTools(self.bridge.lua_call, lambda: self.setup, self.tool_ctx)
+        self.tools = LuaTools(
+            self.bridge.lua_call,
+            lambda: self.setup,
+            self.tool_ctx,
+            began=lambda: self.renderer and self.renderer.tool_began(),
+            ended=lambda: self.renderer and self.renderer.tool_ended(),
+        )
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.prompts = Prompts(
@@ -185,14 +191,29 @@ class Host:
         # No await from here to the turn: the session is busy before another ask can look.
         await self._run_turn(session, cwd, ask.context or ask.prompt)
 
-    async def _open(self, cwd: str, ask: ops.Ask) -> Session:
+    async def op_warm(self, warm: ops.Warm) -> None:
+        """Start ``cwd``'s agent and session while the user types the first ask there: silent.
+        A failure is only logged; the ask that follows starts again and says what went wrong."""
+        cwd = os.path.realpath(warm.cwd)
+        if cwd in self.pool.sessions or self._readying.running(cwd):
+            return
+        if cwd not in self.tool_ctx:  # the tools a request-discovery agent lists at session/new
+            self._take_tool_ctx(cwd, warm)
+        try:
+            await self._readying.run(cwd, lambda: self._open(cwd, warm, announce=False))
+        except Exception as exc:  # said by the ask, never by the warm-up
+            log.info("warm-up for %s: %s", cwd, exc)
+
+    async def _open(self, cwd: str, ask: ops.AgentOp, announce: bool = True) -> Session:
         """``cwd``'s session, started if need be, in its mode: ready for a first prompt."""
+
+        def notice() -> None:
+            self.render(cwd, events.Notice("starting the agent…"))
+
         try:
             # Said only when an agent process starts: not for a new session on a running one
-            # (after :MiniMeReset), which is quick and silent.
-            session = await self.pool.session_for(
-                cwd, ask, lambda: self.render(cwd, events.Notice("starting the agent…"))
-            )
+            # (after :MiniMeReset), which is quick and silent; nor for a warm-up.
+            session = await self.pool.session_for(cwd, ask, notice if announce else None)
         except Error as exc:
             log.warning("no session for %s: %s", cwd, exc)  # said by the ask still waiting
             raise

@@ -28,17 +28,21 @@ FS_CALL = "return require('minime.rpc').fs(...)"
 class LuaTools:
     """``lua_call`` runs Lua on pynvim's thread and awaits it; ``setup`` gives what Lua sent
     with setup (the tools' declarations); ``tool_ctx`` maps a cwd to its last accepted ask's
-    tool context (which tools)."""
+    tool context (which tools). ``began`` / ``ended`` are told of each call (on the ACP loop):
+    the conversation's drawing waits while one is in flight (render.py)."""
 
     def __init__(
         self,
         lua_call: Callable[..., Awaitable[Any]],
         setup: Callable[[], ops.Setup],
         tool_ctx: dict[str, dict[str, Any]],
+        began: Callable[[], None] = lambda: None,
+        ended: Callable[[], None] = lambda: None,
     ) -> None:
         self._lua_call = lua_call
         self._setup = setup
         self._tool_ctx = tool_ctx
+        self._began, self._ended = began, ended
         self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
 
@@ -69,6 +73,7 @@ class LuaTools:
         call_id = next(self._ids)
         later: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._waiting[call_id] = later
+        self._began()
         try:
             answer = await self._lua_call(lua, name, args, os.path.realpath(cwd), call_id)
             if isinstance(answer, dict) and answer.get("pending"):
@@ -79,6 +84,7 @@ class LuaTools:
             return answer
         finally:
             del self._waiting[call_id]
+            self._ended()
 
     def file_system(
         self, cwd_of: Callable[[str], str], flush: Callable[[], None] = lambda: None

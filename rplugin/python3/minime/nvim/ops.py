@@ -95,6 +95,10 @@ class Ask(AgentOp, kw_only=True):
     ask_id: int | None = None  # names the selection kept in Lua (editor/asks.lua)
 
 
+class Warm(AgentOp, kw_only=True):
+    """The cwd's agent and session, started while the first ask is typed (lua/minime/warm.lua)."""
+
+
 class Sessions(AgentOp, kw_only=True):
     pass
 
@@ -163,6 +167,7 @@ class ToolResult(Op, kw_only=True):
 OPS: dict[str, type[Op]] = {
     "setup": Setup,
     "ask": Ask,
+    "warm": Warm,
     "cancel": CwdOp,
     "reset": CwdOp,
     "stop": Stop,

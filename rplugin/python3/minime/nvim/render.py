@@ -17,6 +17,15 @@ __all__ = ["FLUSH_SECONDS", "MAX_DEPTH", "Renderer", "clean", "clean_all", "to_l
 log = logging.getLogger("minime")
 
 FLUSH_SECONDS = 0.016
+# Drawing shares Neovim's main loop with the editor tools' Lua: a batch drawn just before a
+# tool's request arrives delays that answer by the drawing (and, with a UI, the redraw). So
+# while an editor tool call is in flight, and for QUIET_SECONDS after one (mm sends the next
+# call's tool_call, its request, right after the answer) or after a tool event, a batch waits,
+# but never longer than MAX_HOLD_SECONDS: in a burst of calls the float still moves.
+QUIET_SECONDS = 0.008
+MAX_HOLD_SECONDS = 0.2
+
+_TOOL_EVENTS = (events.ToolCallShown, events.ToolResultShown)
 
 _CHUNKS: dict[str, type[events.Text | events.Thinking | events.User]] = {
     "text": events.Text,
@@ -95,6 +104,10 @@ class Renderer:
     turn of the loop) leaves in one call. A flush on a timer only (16 ms after the first event)
     held the last chunk of the 10,000-chunk stream back by that much, and more while a burst
     kept the loop from running timers.
+
+    Around editor tool calls (``tool_began`` / ``tool_ended``) and tool events, a batch waits
+    for a quiet moment (see QUIET_SECONDS): the answer to the agent never queues behind the
+    drawing of the updates around it. ``flush()`` called from outside sends at once.
     """
 
     def __init__(self, send: Callable[[str, list[LuaEvent]], None]) -> None:
@@ -106,6 +119,17 @@ class Renderer:
         self._handle: asyncio.Handle | None = None
         self._soon = False  # the pending flush runs at the loop's next turn
         self._last_flush = float("-inf")
+        self._calls = 0  # editor tool calls in flight
+        self._tool_activity = float("-inf")  # a tool call began or ended, a tool event came
+        self._held_since: float | None = None  # the pending batch first waited for quiet
+
+    def tool_began(self) -> None:
+        self._calls += 1
+        self._tool_activity = asyncio.get_running_loop().time()
+
+    def tool_ended(self) -> None:
+        self._calls -= 1
+        self._tool_activity = asyncio.get_running_loop().time()
 
     def push(self, key: str, item: LuaEvent) -> None:
         batch = self._pending.setdefault(key, [])
@@ -125,23 +149,44 @@ class Renderer:
                 self._join(key, batch)
             batch.append(item)
         ends_turn = kind is events.Done
+        if kind in _TOOL_EVENTS:
+            self._tool_activity = asyncio.get_running_loop().time()
         if self._handle is not None and (self._soon or not ends_turn):
             return
         if self._handle is not None:
             self._handle.cancel()
         loop = asyncio.get_running_loop()
         wait = 0.0 if ends_turn else self._last_flush + FLUSH_SECONDS - loop.time()
-        self._soon = wait <= 0
-        if self._soon:
-            self._handle = loop.call_soon(self.flush)
+        self._soon = wait <= 0 and ends_turn
+        if wait <= 0:
+            self._handle = loop.call_soon(self.flush if ends_turn else self._on_time)
         else:
-            self._handle = loop.call_later(wait, self.flush)
+            self._handle = loop.call_later(wait, self._on_time)
+
+    def _on_time(self) -> None:
+        """The batch's time came: sent, unless a tool call is in flight or just ended (then it
+        waits for quiet, at most MAX_HOLD_SECONDS)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        quiet_at = self._tool_activity + QUIET_SECONDS
+        if self._calls or now < quiet_at:
+            if self._held_since is None:
+                self._held_since = now
+            deadline = self._held_since + MAX_HOLD_SECONDS
+            if now < deadline:
+                wait = QUIET_SECONDS if self._calls else quiet_at - now
+                self._handle = loop.call_later(min(wait, deadline - now), self._on_time)
+                return
+        self.flush()
 
     def _join(self, key: str, batch: list[LuaEvent]) -> None:
         batch[-1].text = "".join(self._parts.pop(key))  # type: ignore[attr-defined]
 
     def flush(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
         self._handle = None
+        self._held_since = None
         self._last_flush = asyncio.get_running_loop().time()
         pending, self._pending = self._pending, {}
         for key, batch in pending.items():

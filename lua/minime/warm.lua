@@ -1,0 +1,73 @@
+--- The first ask without its start-up: the host (which imports the ACP SDK, ~0.4 s) and the
+--- cwd's agent and session are started while the user is still typing that ask — when the
+--- command line starts `:MiniMe`, the input float opens, <Plug>(minime-ask) or the toggle is
+--- used. Nothing starts in an idle editor, nothing is sent to the agent but `initialize` and
+--- `session/new` (an abandoned ask sends no prompt; the warmed agent stays, as after any ask,
+--- until :MiniMeStop or the editor quits), and a warm-up that fails says nothing: the ask that
+--- follows starts again and says what went wrong. `warm = false` turns it off.
+---
+---   require("minime.warm").cwd(cwd)    -- the host and cwd's session (once per host)
+---   require("minime.warm").host()      -- the host only
+local M = {}
+
+-- cwds warmed on the host's channel of that time: { [chan] = { [cwd] = true } }.
+local warmed = {}
+
+local function enabled()
+  local config = require("minime.config")
+  return config.options.warm ~= false and config.options.host ~= "rplugin"
+end
+
+--- Start the host, if it is not running. Never throws, never says anything.
+---@return integer? chan
+function M.host()
+  if not enabled() then
+    return nil
+  end
+  local host = require("minime.host")
+  local ok, chan = pcall(host.start)
+  return ok and chan or nil
+end
+
+--- Start the host and the session of `cwd` (default: the current one) for the ask to come.
+---@param cwd? string
+function M.cwd(cwd)
+  local chan = M.host()
+  if not chan then
+    return
+  end
+  cwd = cwd or vim.fn.getcwd()
+  warmed = warmed[chan] and warmed or { [chan] = {} }
+  if warmed[chan][cwd] then
+    return
+  end
+  warmed[chan][cwd] = true
+  pcall(function()
+    local payload = require("minime.actions").host_payload(cwd)
+    require("minime.host").notify("warm", payload)
+  end)
+end
+
+--- The sessions warmed are gone (:MiniMeStop) or replaced (:MiniMeReset): warm them again.
+function M.forget()
+  warmed = {}
+end
+
+-- A command line that names a command of ours: a range first is allowed (:'<,'>MiniMeAsk).
+local OURS = "^[%s%d,;.'<>$%%+%-]*MiniMe"
+local ASK = "^[%s%d,;.'<>$%%+%-]*MiniMeA"
+
+--- CmdlineChanged: `:MiniMe` starts the host; `:MiniMeA…` (MiniMeAsk) the cwd's session too.
+function M.on_cmdline()
+  if vim.fn.getcmdtype() ~= ":" then
+    return
+  end
+  local line = vim.fn.getcmdline()
+  if line:find(ASK) then
+    M.cwd()
+  elseif line:find(OURS) then
+    M.host()
+  end
+end
+
+return M

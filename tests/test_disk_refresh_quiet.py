@@ -1,0 +1,43 @@
+"""The disk refresh after a tool result waits while the agent keeps calling the editor's tools
+(each refresh `:checktime`s every buffer under the cwd on the main loop, ~40 ms at 1,000
+buffers, in front of the next call's answer), and runs once the calls pause."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from nvim_harness import start, wait_for
+
+# Editor tool calls every 20 ms (as a burst from the agent does), until _G.calling is false.
+CALLS = """
+local tools, cwd = require('minime.tools'), ...
+_G.calling = true
+local timer = vim.uv.new_timer()
+timer:start(0, 20, vim.schedule_wrap(function()
+  if not _G.calling then timer:stop() timer:close() return end
+  tools.call('open_buffers', {}, cwd)
+end))
+"""
+
+
+def test_the_refresh_waits_for_a_pause_in_the_tool_calls(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("old\n")
+    with start() as nvim:
+        nvim.command(f"cd {tmp_path}")
+        nvim.command("edit a.txt")
+        refresh = "require('minime.editor.disk_refresh')"
+        nvim.exec_lua(f"{refresh}.DELAY_MS = 10 {refresh}.QUIET_MS = 100")
+        nvim.exec_lua(CALLS, str(tmp_path))
+        time.sleep(0.05)  # the calls have begun
+        path.write_text("changed by the agent\n")
+        later = path.stat().st_mtime + 2  # past Vim's one-second stamp of the file
+        os.utime(path, (later, later))
+        nvim.exec_lua(f"{refresh}.soon(...)", str(tmp_path))
+        # An observation window: while the calls go on, the buffer is left alone.
+        time.sleep(0.6)
+        assert nvim.current.buffer[:] == ["old"]
+        nvim.exec_lua("_G.calling = false")
+        wait_for(lambda: nvim.current.buffer[:] == ["changed by the agent"], 5)
