@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from . import agent_file
 from . import tools as tools_mod
@@ -108,7 +108,10 @@ class Client(StoredSessions):
         assert process.stdout is not None and process.stdin is not None
         self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
         self.transport.on_load_answered = self._replay_over
-        self.rpc = acp.connect_to_agent(Handler(self), self.transport)
+        # The SDK's Client protocol names every client method; the router answers
+        # method_not_found for those Handler leaves out (terminal), as it must.
+        handler = cast("acp.Client", Handler(self))
+        self.rpc = acp.connect_to_agent(handler, self.transport)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
             # From the first request on (the spawn and the SDK's import are not the agent's).
@@ -254,7 +257,7 @@ class Client(StoredSessions):
                     "which it had listed tools for in another directory"
                 )
             session_id = response.session_id
-            return self._register(session_id, cwd, response)
+            return self._register(response.session_id, cwd, response)
         finally:
             self._end_open(opening, session_id)
 
@@ -300,7 +303,7 @@ class Client(StoredSessions):
         self.tool_service.set_static(tools)
 
     async def list_tools(self, params: Any) -> dict[str, Any]:
-        return await self.tool_service.list(params)
+        return await self.tool_service.answer_list(params)
 
     async def call_tool(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return await self.tool_service.call(method, params, self.sessions.__contains__)
