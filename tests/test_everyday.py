@@ -4,7 +4,6 @@ resume), :MiniMeInstall, and a third-party ACP agent driven through ``agent.cmd`
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.wire import permission_answers, trace
 from nvim_harness import REPO, wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, running_with
 from plugin_harness import editor_with as harness_editor_with
@@ -36,30 +36,6 @@ vim.ui.select = function(items, opts, on_choice)
   _G.pick = function(i) on_choice(items[i], i) end
 end
 """
-
-
-def trace(directory: Path, direction: str) -> list[dict[str, Any]]:
-    """The messages the fake mm received ("in") or sent ("out"), in order."""
-    path = directory / "trace.jsonl"
-    if not path.exists():
-        return []
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [line["msg"] for line in lines if line["dir"] == direction]
-
-
-def permission_answers(directory: Path) -> list[tuple[str, str]]:
-    """(title, chosen option id or "cancelled") of each session/request_permission, in order."""
-    asked = {
-        m["id"]: m["params"]["toolCall"]["title"]
-        for m in trace(directory, "out")
-        if m.get("method") == "session/request_permission"
-    }
-    answers = []
-    for m in trace(directory, "in"):
-        if "result" in m and m.get("id") in asked:
-            outcome = m["result"]["outcome"]
-            answers.append((asked[m["id"]], outcome.get("optionId") or outcome["outcome"]))
-    return answers
 
 
 def requests(directory: Path, method: str) -> list[dict[str, Any]]:
