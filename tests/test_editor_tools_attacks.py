@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.plugin_tools import open_editor
 from plugin_harness import Editor
-from test_plugin_tools import open_editor
 
 SECRET = "SECRET_CONTENT"
 

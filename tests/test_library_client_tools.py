@@ -18,12 +18,9 @@ import minime
 import pytest
 from conftest import FakeMM
 from helpers.handlers import Recorder
+from helpers.wire import DEADLINE_ERROR
 
 DEFAULT_METHOD = "_minime.py/tools/"
-# What mm reads of an expired deadline: the Go SDK's toReqErr(context.DeadlineExceeded).
-DEADLINE_ERROR = (
-    '{"code":-32603,"message":"Internal error","data":{"error":"context deadline exceeded"}}'
-)
 
 
 class Hang:

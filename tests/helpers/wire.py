@@ -7,6 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+# What mm reads of an expired deadline: the Go SDK's toReqErr(context.DeadlineExceeded).
+DEADLINE_ERROR = (
+    '{"code":-32603,"message":"Internal error","data":{"error":"context deadline exceeded"}}'
+)
+
 
 def trace_rows(path: Path) -> list[dict[str, Any]]:
     """Every complete row of a trace file (a line still being written is left out)."""

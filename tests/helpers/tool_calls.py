@@ -1,0 +1,88 @@
+"""The editor tools of one session called as the host calls them, synchronously against a
+headless Neovim (``Editor``), and the Lua that sets diagnostics and the quickfix list. Used by
+test_editor_tools.py and test_editor_tools_scope.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from minime.model import ToolRequest
+from minime.nvim.editor_tools import ToolError, editor_tools
+
+# The call as the host makes it; a tool that waits (a file not loaded is read off the main loop)
+# answers later, which vim.wait lets happen while this request waits.
+CALL = """
+local name, args, ctx = ...
+local later
+local answer = require('minime.tools').call(name, args, ctx, function(a) later = a end)
+if answer.pending then
+  vim.wait(20000, function() return later ~= nil end, 5)
+  answer = later or { ok = false, error = 'test: no answer in 20 s' }
+end
+return answer
+"""
+
+
+class Editor:
+    """The tools of one session in `cwd`, run synchronously against `nvim`."""
+
+    def __init__(self, nvim: Any, cwd: Path | str) -> None:
+        self.nvim = nvim
+        self.cwd = str(cwd)
+        self.ctx: dict[str, Any] = {}
+        self.answers: list[str] = []  # every text the model would have read
+
+        async def call_lua(name: str, args: dict[str, Any], cwd: str) -> Any:
+            # A ctx table in place of the cwd: the options and selection these tests set.
+            return nvim.exec_lua(CALL, name, args, {**self.ctx, "cwd": cwd})
+
+        specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")
+        source = editor_tools(call_lua, builtin_tools=specs)
+        self.tools = {tool.name: tool for tool in source("session-1", self.cwd)}
+
+    def text(self, name: str, **arguments: Any) -> str:
+        """The text the model reads; a failed call raises ToolError."""
+        request = ToolRequest(session_id="session-1", arguments=arguments)
+        coro = self.tools[name].handle(request)
+        try:
+            coro.send(None)  # call_lua never suspends here: the whole call runs at once
+        except StopIteration as done:
+            text = done.value
+        except ToolError as exc:
+            self.answers.append(str(exc))
+            raise
+        else:
+            raise AssertionError("the handler suspended")
+        self.answers.append(text)
+        text.encode("utf-8")  # valid UTF-8: no lone surrogates
+        return text
+
+    def json(self, name: str, **arguments: Any) -> Any:
+        text = self.text(name, **arguments)
+        assert text == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+        return json.loads(text)
+
+    def error(self, name: str, **arguments: Any) -> str:
+        with pytest.raises(ToolError) as info:
+            self.text(name, **arguments)
+        return str(info.value)
+
+
+def lua(nvim: Any, code: str, *args: Any) -> Any:
+    return nvim.exec_lua(code, *args)
+
+
+SET_DIAGNOSTICS = """
+local buf, items = ...
+local ns = vim.api.nvim_create_namespace('test')
+for _, d in ipairs(items) do
+  d.severity = vim.diagnostic.severity[d.severity]
+end
+vim.diagnostic.set(ns, vim.fn.bufnr(buf), items)
+"""
+
+
+SET_QF = "vim.fn.setqflist({}, ' ', ...)"
