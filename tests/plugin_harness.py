@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 from conftest import process_gone
+from helpers.procs import cmdline, live_processes
 from nvim_harness import REPO, start, wait_for
 
 # The fake mm (tests/fake_mm.py: the demo's scripted mm plus faults) as an executable named mm.
@@ -81,18 +82,7 @@ def agent_file(
 
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of process group ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
+    return [pid for pid, fields in live_processes() if int(fields[2]) == pgid]
 
 
 def tool_answer(text: str, name: str) -> str:
@@ -104,18 +94,9 @@ def tool_answer(text: str, name: str) -> str:
 def running_with(argument: str) -> list[int]:
     """Pids of live (non-zombie) processes whose command line contains ``argument``."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as f:
-                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
-        except OSError:
-            continue
-        if argument in cmdline and not zombie:
-            found.append(int(entry))
+    for pid, _ in live_processes():
+        if argument in cmdline(pid).decode(errors="replace"):
+            found.append(pid)
     return found
 
 

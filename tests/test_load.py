@@ -12,17 +12,10 @@ import os
 from pathlib import Path
 
 from fake_mm import chunks_text
+from helpers.procs import rss_kib
 from helpers.wire import trace_rows
 from nvim_harness import wait_for
 from plugin_harness import ALLOW_CLIENT_TOOLS, Editor, editor
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
 
 
 def model_reads(text: str, prefix: str) -> list[dict]:

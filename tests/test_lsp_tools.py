@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.procs import cmdline, live_processes
 from nvim_harness import LSP_ATTACHED, REPO, start, wait_for
 from plugin_harness import Editor, agent_file, init, tool_answer
 
@@ -80,16 +81,9 @@ return false
 
 def pylsp_pid(parent: int) -> int:
     """The pid of the pylsp Neovim started (a child of `parent`)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and b"pylsp" in cmdline:
-            return int(entry.name)
+    for pid, fields in live_processes():
+        if int(fields[1]) == parent and b"pylsp" in cmdline(pid):
+            return pid
     raise AssertionError("no pylsp process under Neovim")
 
 
