@@ -8,17 +8,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 from conftest import process_gone
+from helpers.procs import cmdline, live_processes
 from nvim_harness import REPO, start, wait_for
 
 # The fake mm (tests/fake_mm.py: the demo's scripted mm plus faults) as an executable named mm.
 FAKE_MM_BIN = str(REPO / "tests" / "fake" / "mm")
 DEMO_MM = str(REPO / "demo" / "mm")  # the offline demo agent itself, without the faults
+# The least Editor.probe_bound allows: a loaded 2-core machine answers in well under it, a
+# frozen main loop (a blocking wait, a synchronous render of a whole stream) does not.
+PROBE_FLOOR_S = 2.0
 
 ALLOW_CLIENT_TOOLS = [{"pattern": "client: *", "decision": "allow"}]
 
@@ -77,18 +82,7 @@ def agent_file(
 
 def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of process group ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
+    return [pid for pid, fields in live_processes() if int(fields[2]) == pgid]
 
 
 def tool_answer(text: str, name: str) -> str:
@@ -100,18 +94,9 @@ def tool_answer(text: str, name: str) -> str:
 def running_with(argument: str) -> list[int]:
     """Pids of live (non-zombie) processes whose command line contains ``argument``."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as f:
-                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
-        except OSError:
-            continue
-        if argument in cmdline and not zombie:
-            found.append(int(entry))
+    for pid, _ in live_processes():
+        if argument in cmdline(pid).decode(errors="replace"):
+            found.append(pid)
     return found
 
 
@@ -306,6 +291,39 @@ class Editor:
 
     def turn_errors(self) -> list[str]:
         return self.lua("return require('minime.ui.turn').errors")
+
+    def probe(self) -> float:
+        """Seconds Neovim takes to answer one request (``1+1``): how long its main loop is busy."""
+        start = time.monotonic()
+        assert self.nvim.eval("1+1") == 2
+        return time.monotonic() - start
+
+    def probe_bound(self) -> float:
+        """How long a probe may take while the plugin works: 50 times the median of 20 probes
+        of the idle editor, measured now (a loaded machine raises it), and at least
+        PROBE_FLOOR_S. A main loop frozen for seconds exceeds it; a busy one does not."""
+        idle = sorted(self.probe() for _ in range(20))
+        return max(PROBE_FLOOR_S, 50 * idle[len(idle) // 2])
+
+    def probes_while_running(self, min_probes: int = 5) -> list[float]:
+        """Probe Neovim until the next MiniMeTurnDone; each probe's seconds. Asserts that at
+        least ``min_probes`` were answered before the turn ended (the probes met a working
+        plugin, not one that was already done)."""
+        done_before = len(self.done())
+        deadline = time.monotonic() + self.done_timeout
+        latencies: list[float] = []
+        answered_while_running = 0
+        while True:
+            latencies.append(self.probe())
+            if len(self.done()) > done_before:
+                break
+            assert time.monotonic() < deadline, "no MiniMeTurnDone in time"
+            answered_while_running += 1
+            time.sleep(0.001)
+        assert answered_while_running >= min_probes, (
+            f"only {answered_while_running} probes were answered while the turn ran"
+        )
+        return latencies
 
 
 @contextlib.contextmanager

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.sessions_ui import WATCH_PROMPTS, stored_sessions
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
-from test_everyday import WATCH_PROMPTS, stored_sessions
 
 
 @pytest.fixture

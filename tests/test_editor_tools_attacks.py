@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.plugin_tools import open_editor
 from plugin_harness import Editor
-from test_plugin_tools import open_editor
 
 MCP_AGENT = Path(__file__).with_name("agents") / "mcp_agent.py"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import nvim_harness
 import pytest
-from test_editor_tools import SET_DIAGNOSTICS, SET_QF, Editor, lua
+from helpers.tool_calls import SET_DIAGNOSTICS, SET_QF, Editor, lua
 
 SECRET_OUTSIDE = "OUTSIDE_SECRET_VALUE"
 SECRET_DENIED = "DENIED_SECRET_VALUE"

@@ -4,7 +4,6 @@ resume), :MiniMeInstall, and a third-party ACP agent driven through ``agent.cmd`
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -12,54 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.sessions_ui import WATCH_PROMPTS, stored_sessions
+from helpers.wire import permission_answers, trace
 from nvim_harness import REPO, wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, running_with
 from plugin_harness import editor_with as harness_editor_with
 
 FAKE_MM = REPO / "tests" / "fake_mm.py"
 EXAMPLE_AGENT = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
-
-# Also every permission float the user would see (titles in _G.prompts) and vim.ui.select as the
-# user sees it (_G.picks; _G.pick(i) chooses).
-WATCH_PROMPTS = """
-_G.prompts, _G.picks = {}, {}
-local permission = require('minime.ui.permission')
-local open = permission.open
-permission.open = function(req, on_answer)
-  table.insert(_G.prompts, req.title)
-  return open(req, on_answer)
-end
-vim.ui.select = function(items, opts, on_choice)
-  local labels = {}
-  for i, item in ipairs(items) do labels[i] = opts.format_item(item) end
-  table.insert(_G.picks, { prompt = opts.prompt, labels = labels })
-  _G.pick = function(i) on_choice(items[i], i) end
-end
-"""
-
-
-def trace(directory: Path, direction: str) -> list[dict[str, Any]]:
-    """The messages the fake mm received ("in") or sent ("out"), in order."""
-    path = directory / "trace.jsonl"
-    if not path.exists():
-        return []
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [line["msg"] for line in lines if line["dir"] == direction]
-
-
-def permission_answers(directory: Path) -> list[tuple[str, str]]:
-    """(title, chosen option id or "cancelled") of each session/request_permission, in order."""
-    asked = {
-        m["id"]: m["params"]["toolCall"]["title"]
-        for m in trace(directory, "out")
-        if m.get("method") == "session/request_permission"
-    }
-    answers = []
-    for m in trace(directory, "in"):
-        if "result" in m and m.get("id") in asked:
-            outcome = m["result"]["outcome"]
-            answers.append((asked[m["id"]], outcome.get("optionId") or outcome["outcome"]))
-    return answers
 
 
 def requests(directory: Path, method: str) -> list[dict[str, Any]]:
@@ -294,24 +253,6 @@ def test_a_timeout_from_a_second_setup_applies_to_the_next_prompt(tmp_path: Path
 
 
 # -- :MiniMeSessions -----------------------------------------------------------------------------
-
-
-def stored_sessions(cwd: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "sessionId": "sess-parser",
-            "cwd": cwd,
-            "title": "Fix the parser",
-            "updatedAt": "2025-01-02T10:00:00Z",
-            "history": [
-                {"role": "user", "text": "why does the parser drop comments?"},
-                {"role": "thought", "text": "look at the lexer first"},
-                {"role": "agent", "text": "The lexer skips them before the parser sees them."},
-            ],
-        },
-        {"sessionId": "sess-docs", "cwd": cwd, "title": "Docs", "history": []},
-        {"sessionId": "sess-elsewhere", "cwd": "/somewhere/else", "title": "Not here"},
-    ]
 
 
 def test_sessions_lists_and_loads_one_with_its_history(tmp_path: Path) -> None:

@@ -16,18 +16,12 @@ import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import process_gone
+from helpers.wire import trace_rows
 from nvim_harness import wait_for
 from plugin_harness import ALLOW_CLIENT_TOOLS, Editor, agent_file, editor, group_members
-
-
-def trace(path: Path) -> list[dict[str, Any]]:
-    """What crossed the wire, from mm's side (the fake's trace file)."""
-    text = path.read_text(encoding="utf-8")
-    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines()]
 
 
 def error_line(text: str) -> str:
@@ -120,7 +114,7 @@ def test_an_mm_error_reaches_the_user_in_mm_words(tmp_path: Path) -> None:
             "✗ error: turn failed: Internal error (-32603): the model server answered 503"
         ), line
         assert "None" not in line
-        sent = [m["msg"] for m in trace(tmp_path / "trace.jsonl") if m["dir"] == "out"]
+        sent = [m["msg"] for m in trace_rows(tmp_path / "trace.jsonl") if m["dir"] == "out"]
         errors = [m["error"] for m in sent if "error" in m]
         assert [e["data"] for e in errors] == [{"error": "the model server answered 503"}]
         done, text = ed.turn("/say next")
@@ -152,7 +146,7 @@ def test_cancel_while_the_agent_starts_ends_the_turn_before_its_prompt(tmp_path:
         assert "■ cancelled" in ed.turn_text()
         done, text = ed.turn("the next ask")
         assert "echo: the next ask" in text
-        prompts = [m["msg"] for m in trace(tmp_path / "trace.jsonl") if m["dir"] == "in"]
+        prompts = [m["msg"] for m in trace_rows(tmp_path / "trace.jsonl") if m["dir"] == "in"]
         prompts = [m for m in prompts if m.get("method") == "session/prompt"]
         assert len(prompts) == 1, "the cancelled ask never reached the agent"
 
@@ -264,18 +258,6 @@ def ed(wire: Editor) -> Iterator[Editor]:
     assert wire.done()[-1]["session_id"] == wire.session_id  # type: ignore[attr-defined]
 
 
-def probe_while(ed: Editor, count: int) -> list[float]:
-    """Round-trip times (s) of a trivial request until turn ``count`` is done."""
-    times = []
-    while True:
-        started = time.perf_counter()
-        finished = ed.lua("return #_G.done") >= count
-        times.append(time.perf_counter() - started)
-        if finished:
-            return times
-        time.sleep(0.005)
-
-
 def test_garbage_unknown_messages_and_update_kinds_are_survived(ed: Editor) -> None:
     """Not JSON, an unknown notification and request, an unknown session/update kind, a
     response to no request, vendor updates: the turn goes on, the unknown request is
@@ -285,7 +267,7 @@ def test_garbage_unknown_messages_and_update_kinds_are_survived(ed: Editor) -> N
     assert "after garbage" in text
     for unknown in ("weird_kind", "qwen", "A title", "available"):
         assert unknown not in text
-    messages = trace(Path(ed.cwd) / "trace.jsonl")
+    messages = trace_rows(Path(ed.cwd) / "trace.jsonl")
     answers = [m["msg"] for m in messages if m["dir"] == "in" and m["msg"].get("id") == "odd-1"]
     assert answers and answers[-1]["error"]["code"] == -32601
 
@@ -293,23 +275,23 @@ def test_garbage_unknown_messages_and_update_kinds_are_survived(ed: Editor) -> N
 def test_a_ten_megabyte_chunk_arrives_whole_and_the_editor_answers(ed: Editor) -> None:
     from fake_mm import bigline_text
 
-    count = len(ed.done()) + 1
+    bound = ed.probe_bound()
     ed.ask("/bigline 10000000")
-    times = probe_while(ed, count)
+    times = ed.probes_while_running()
     assert ed.done()[-1]["stop_reason"] == "end_turn"
     lines = ed.turn_lines()
     start = next(i for i, line in enumerate(lines) if line.startswith("<x"))
     end = next(i for i, line in enumerate(lines) if line.endswith("x>"))
     assert "".join(lines[start : end + 1]) == bigline_text(10_000_000)
     assert max(len(line) for line in lines) <= 20_000, "long lines are broken for display"
-    assert max(times) < 1.0, f"the editor froze for {max(times):.2f} s"
+    assert max(times) < bound, f"the editor froze for {max(times):.2f} s"
 
 
 def test_a_560_kb_update_line_is_ignored_and_the_turn_goes_on(ed: Editor) -> None:
     done, text = ed.turn("/big-update 560000")
     assert done["stop_reason"] == "end_turn"
     assert "after big-update" in text
-    sent = [m for m in trace(Path(ed.cwd) / "trace.jsonl") if m["dir"] == "out"]
+    sent = [m for m in trace_rows(Path(ed.cwd) / "trace.jsonl") if m["dir"] == "out"]
     assert max(len(json.dumps(m["msg"])) for m in sent) >= 560_000
 
 

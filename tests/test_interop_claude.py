@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 from agents.anthropic_model import ModelServer, Reply, last_tool, serving, user_text
 from conftest import process_gone
+from helpers.procs import live_processes, stat_fields
 from nvim_harness import REPO, wait_for
 from plugin_harness import Editor, editor_with, lua_table, quit_leaves_no_bridge
 
@@ -406,18 +407,15 @@ def test_the_library_drives_claude_and_keeps_its_messages_apart(tmp_path: Path) 
 
 
 def stat(pid: int) -> dict[str, int]:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = stat_fields(pid)
     return {"ppid": int(fields[1]), "pgid": int(fields[2]), "sid": int(fields[3])}
 
 
 def tree(root: int) -> list[int]:
     """``root`` and every live process below it."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            if entry.isdigit() and not process_gone(int(entry)):
-                children.setdefault(stat(int(entry))["ppid"], []).append(int(entry))
+    for pid, fields in live_processes():
+        children.setdefault(int(fields[1]), []).append(pid)
     found, todo = [], [root]
     while todo:
         pid = todo.pop()

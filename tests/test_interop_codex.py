@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from agents.responses_model import ModelServer, Reply, last_call, serving, user_text
 from conftest import process_gone
+from helpers.procs import cmdline, environ, live_processes, stat_fields
 from nvim_harness import REPO, wait_for
 from plugin_harness import Editor, editor_with, group_members, quit_leaves_no_bridge
 
@@ -204,25 +205,11 @@ def running(argv: list[str], home: Path) -> list[int]:
     """The processes running ``argv`` whose environment names this test's CODEX_HOME."""
     wanted = "\0".join(argv).encode() + b"\0"
     tag = f"CODEX_HOME={home}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if f.read() != wanted:
-                    continue
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if tag in f.read().split(b"\0"):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return [pid for pid in found if not process_gone(pid)]
+    return [pid for pid, _ in live_processes() if cmdline(pid) == wanted and tag in environ(pid)]
 
 
 def session_of(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[3])
+    return int(stat_fields(pid)[3])
 
 
 def start_sleep(ed: Editor, home: Path) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import minime
 from conftest import FakeMM
-from test_library_client_tools import DEADLINE_ERROR
+from helpers.wire import DEADLINE_ERROR
 
 METHOD = "_minime.py/tools/wait"
 LONG = 60.0  # what a handler would wait without the signal

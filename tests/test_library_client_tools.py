@@ -17,26 +17,10 @@ import fake_mm
 import minime
 import pytest
 from conftest import FakeMM
+from helpers.handlers import Recorder
+from helpers.wire import DEADLINE_ERROR
 
 DEFAULT_METHOD = "_minime.py/tools/"
-# What mm reads of an expired deadline: the Go SDK's toReqErr(context.DeadlineExceeded).
-DEADLINE_ERROR = (
-    '{"code":-32603,"message":"Internal error","data":{"error":"context deadline exceeded"}}'
-)
-
-
-class Recorder:
-    """A handler that answers ``reply`` (or raises it) and remembers every request."""
-
-    def __init__(self, reply: Any = "ok") -> None:
-        self.reply = reply
-        self.requests: list[minime.ToolRequest] = []
-
-    def __call__(self, request: minime.ToolRequest) -> Any:
-        self.requests.append(request)
-        if isinstance(self.reply, BaseException):
-            raise self.reply
-        return self.reply
 
 
 class Hang:

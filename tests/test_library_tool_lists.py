@@ -15,21 +15,10 @@ from typing import Any
 import minime
 import pytest
 from conftest import FakeMM
+from helpers.handlers import Recorder
 from minime import tools as tools_mod
 
 SHARED = "_com.example/shared"
-
-
-class Recorder:
-    """A handler that answers ``reply`` and remembers every request."""
-
-    def __init__(self, reply: Any = "ok") -> None:
-        self.reply = reply
-        self.requests: list[minime.ToolRequest] = []
-
-    def __call__(self, request: minime.ToolRequest) -> Any:
-        self.requests.append(request)
-        return self.reply
 
 
 def request_mode(mm: FakeMM) -> str:

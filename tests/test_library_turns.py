@@ -11,6 +11,7 @@ import fake_mm
 import minime
 import pytest
 from conftest import FakeMM
+from helpers.procs import rss_kib
 
 
 async def collect(stream: Any) -> list[minime.Event]:
@@ -129,21 +130,13 @@ def test_a_thousand_turns_on_one_agent(mm: FakeMM) -> None:
                 result = await agent.complete(f"/say turn {i}")
                 assert result.text == f"turn {i}"
                 if i == 99:
-                    rss_at_100 = _rss_kb(pid)
+                    rss_at_100 = rss_kib(pid)
             elapsed = time.monotonic() - started
             assert len(asyncio.all_tasks()) <= tasks_before + 2
-            assert _rss_kb(pid) - rss_at_100 < 5_000, "the fake mm grows turn after turn"
+            assert rss_kib(pid) - rss_at_100 < 5_000, "the fake mm grows turn after turn"
         assert elapsed < 60
 
     asyncio.run(main())
-
-
-def _rss_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 # --- errors --------------------------------------------------------------------------------

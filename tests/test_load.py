@@ -12,17 +12,10 @@ import os
 from pathlib import Path
 
 from fake_mm import chunks_text
+from helpers.procs import rss_kib
+from helpers.wire import trace_rows
 from nvim_harness import wait_for
 from plugin_harness import ALLOW_CLIENT_TOOLS, Editor, editor
-from test_faults import trace
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
 
 
 def model_reads(text: str, prefix: str) -> list[dict]:
@@ -52,7 +45,7 @@ def test_fifty_concurrent_client_tool_calls_on_one_session(tmp_path: Path) -> No
         headers = [line for line in text.splitlines() if line.startswith("⚙ ")]
         assert headers == ["⚙ client: read_buffer  [other] completed"] * 50
         # Over the wire: 50 requests, 50 answers to exactly those ids, no error among them.
-        messages = trace(tmp_path / "trace.jsonl")
+        messages = trace_rows(tmp_path / "trace.jsonl")
         asked = {
             m["msg"]["id"]
             for m in messages
@@ -95,9 +88,8 @@ def test_ten_cwds_with_a_session_each_and_their_turns_at_once(tmp_path: Path) ->
             assert slow in text, d
             assert chunks in text.replace("\n", ""), d
         assert ed.turn_errors() == []
-        initializes = [
-            m for m in trace(tmp_path / "trace.jsonl") if m["msg"].get("method") == "initialize"
-        ]
+        rows = trace_rows(tmp_path / "trace.jsonl")
+        initializes = [m for m in rows if m["msg"].get("method") == "initialize"]
         assert len(initializes) == 1, "one agent process for the ten sessions"
 
 

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from helpers.wire import permission_traffic
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
@@ -17,29 +18,6 @@ MM_OPTIONS = [
     {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
     {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
 ]
-
-
-def trace(directory: Path, direction: str) -> list[dict[str, Any]]:
-    path = directory / "trace.jsonl"
-    if not path.exists():
-        return []
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [r["msg"] for r in rows if r["dir"] == direction and isinstance(r["msg"], dict)]
-
-
-def permission_traffic(directory: Path) -> tuple[list[str], list[tuple[str, str]]]:
-    """(titles asked, [(title, answer)]) of session/request_permission on the wire."""
-    asked = {
-        m["id"]: m["params"]["toolCall"].get("title", "")
-        for m in trace(directory, "out")
-        if m.get("method") == "session/request_permission"
-    }
-    answered = []
-    for m in trace(directory, "in"):
-        if "result" in m and m.get("id") in asked:
-            outcome = m["result"]["outcome"]
-            answered.append((asked[m["id"]], outcome.get("optionId") or outcome["outcome"]))
-    return list(asked.values()), answered
 
 
 def opened(tmp_path: Path, **opts: Any) -> Any:

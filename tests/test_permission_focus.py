@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import nvim_harness
 import pytest
+from helpers.permission_ui import INIT, answers, ask, pending, request, shown
 from nvim_harness import wait_for
-from test_ui_permission import INIT, answers, ask, pending, request, shown
 
 FOOTER_HL = """
 local cfg = vim.api.nvim_win_get_config(require('minime.ui.permission').win())

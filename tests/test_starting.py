@@ -10,13 +10,13 @@ recorded — what crossed the wire (the fake's trace), and, for processes, that 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import process_gone
+from helpers.wire import trace
 from nvim_harness import wait_for
 from plugin_harness import Editor, agent_file, editor, group_members, running_with
 
@@ -25,12 +25,7 @@ ERROR = 4  # vim.log.levels.ERROR
 
 def received(directory: Path, method: str) -> list[dict[str, Any]]:
     """The requests for ``method`` the fake mm has read, in order (its trace)."""
-    path = directory / "trace.jsonl"
-    if not path.exists():
-        return []
-    text = path.read_text(encoding="utf-8")
-    messages = [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines()]
-    return [m["msg"] for m in messages if m["dir"] == "in" and m["msg"].get("method") == method]
+    return [m for m in trace(directory, "in") if m.get("method") == method]
 
 
 def agents_of(config: str) -> list[int]:

@@ -4,71 +4,14 @@ from __future__ import annotations
 
 import nvim_harness
 import pytest
+from helpers.permission_ui import INIT, answers, ask, pending, request, shown
 from nvim_harness import wait_for
-
-# Test hooks: `ask(req)` opens a prompt whose answers land in _G.answers as {id, option|'nil'}.
-# Keys work at once unless a test sets key_delay; notifications land in _G.notes.
-INIT = """
-_G.answers, _G.notes = {}, {}
-vim.notify = function(msg) table.insert(_G.notes, msg) end
-require('minime').setup({ permission = { key_delay = 0 } })
-_G.ask = function(req)
-  require('minime.ui.permission').open(req, function(option_id, remember, reason)
-    table.insert(_G.answers, { req.id, option_id == nil and 'nil' or option_id })
-  end)
-end
-"""
-
-OPTIONS = [
-    {"option_id": "allow", "name": "Allow", "kind": "allow_once"},
-    {"option_id": "allow_always", "name": "Allow always", "kind": "allow_always"},
-    {"option_id": "reject", "name": "Reject", "kind": "reject_once"},
-    {"option_id": "never", "name": "Never", "kind": "reject_always"},
-]
 
 
 @pytest.fixture
 def nvim():
     with nvim_harness.start(INIT) as n:
         yield n
-
-
-def request(id_="r1", **extra):
-    req = {
-        "id": id_,
-        "cwd": "/tmp/proj",
-        "session_id": "s1",
-        "title": "bash: rm -rf build",
-        "tool_kind": "execute",
-        "input": {"command": "rm -rf build"},
-        "content": [],
-        "options": OPTIONS,
-    }
-    req.update(extra)
-    return req
-
-
-def ask(nvim, req):
-    nvim.exec_lua("ask(...)", req)
-
-
-def answers(nvim):
-    return nvim.exec_lua("return _G.answers")
-
-
-def shown(nvim):
-    """Lines of the permission float, or None when none is open."""
-    return nvim.exec_lua(
-        """
-        local win = require('minime.ui.permission').win()
-        if not win then return vim.NIL end
-        return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
-        """
-    )
-
-
-def pending(nvim):
-    return nvim.exec_lua("return require('minime.ui.permission').pending()")
 
 
 def test_shows_the_request_and_the_options_as_sent_numbered(nvim):

@@ -10,8 +10,8 @@ local M = {}
 local function defaults()
   ---@class minime.Config
   return {
-    -- The agent: a name, lua/minime/agents/<name>.lua on 'runtimepath' (shipped: "mm",
-    -- "sdk_example", "claude", "codex", "qwen"), or a definition inline:
+    -- The agent: a name, lua/minime/agents/<name>.lua on 'runtimepath' (the shipped ones:
+    -- :h minime-agents), or a definition inline:
     -- { cmd = { "node", "agent.js" }, env = { KEY = "v" } }. See lua/minime/agents/init.lua.
     agent = "mm",
     -- agent "mm": the binary. nil: $MM_BIN, then `mm` on PATH; when none is found, the bundled

@@ -358,7 +358,8 @@ function M.check()
     agent, problems = nil, { { message = tostring(agent) } }
   end
   local python, origin = host_python()
-  local report, failure = {}, "no Python"
+  local report = {}
+  local failure
   if vim.fn.executable(python) == 1 then
     report, failure = run_python(python, {
       command = agent and agent.cmd,

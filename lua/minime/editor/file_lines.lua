@@ -119,13 +119,13 @@ function M.read(path, first, last, add, limits)
           break
         end
         if dos == nil then
-          local err
+          local crlf_err
           dos = len > 0 and lastbyte == "\r"
           if dos then
-            dos, err = all_crlf(f)
-            if err then
+            dos, crlf_err = all_crlf(f)
+            if crlf_err then
               f:close()
-              return nil, err
+              return nil, crlf_err
             end
           end
         end

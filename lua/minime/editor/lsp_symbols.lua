@@ -17,11 +17,6 @@ function M.short_name(name)
   return name:match("([^/]+)$") or name
 end
 
---- The last name of a name path (`greet` of `Greeter/greet`).
-function M.short_name(name)
-  return name:match("([^/]+)$") or name
-end
-
 --- The symbols of `entry`'s file: { { name, kind, uri, range, encoding } }.
 function M.document(entry, timeout_ms)
   local params = function()
@@ -225,8 +220,8 @@ function M.locations_tool(method, what)
     handler = function(args, ctx)
       local scope = require("minime.editor.scope").new(ctx)
       local out = lsp.collector(scope, require("minime.editor.text").limits(ctx))
-      local entry, line, col = M.target(scope, args_mod.table(args), ctx.lsp_timeout_ms)
-      lsp.locations_at(out, entry, line, col, method, ctx.lsp_timeout_ms)
+      local entry, line, col = M.target(scope, args_mod.table(args))
+      lsp.locations_at(out, entry, line, col, method)
       return out:result("locations")
     end,
   }

@@ -107,7 +107,7 @@ end
 --- Real path and relative path of the file called `name` (absolute) when it is in scope.
 ---@return string|nil real, string|nil relative
 function Scope:file(name)
-  local real, rel, base, shown
+  local real, rel, base, shown = nil, nil, nil, nil -- set on the fast path, else below
   -- The common case (the last name is no symlink) costs one lstat, the directory being resolved
   -- once per call: realpath(3) of the whole name would give the same. A symlink, a missing file
   -- (a new unsaved buffer) or an odd last name (`.`, `..`) takes the general path.

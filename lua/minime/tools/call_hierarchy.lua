@@ -79,12 +79,12 @@ local function handler(args, ctx)
   end
   local scope = scope_mod.new(ctx)
   local out = lsp.collector(scope, text.limits(ctx))
-  local entry, line, col = symbols.target(scope, args, ctx.lsp_timeout_ms)
+  local entry, line, col = symbols.target(scope, args)
   local clients = lsp.clients(entry, PREPARE, "call hierarchy")
   local params = lsp.position_params(entry, line, col)
   local symbol = nil
   local followed = 0
-  for _, answer in ipairs(lsp.request(clients, PREPARE, params, entry.buf, ctx.lsp_timeout_ms)) do
+  for _, answer in ipairs(lsp.request(clients, PREPARE, params, entry.buf)) do
     local client, encoding = answer.client, answer.client.offset_encoding
     for _, item in ipairs(type(answer.result) == "table" and answer.result or {}) do
       if followed >= MAX_ITEMS or type(item) ~= "table" then
@@ -102,7 +102,7 @@ local function handler(args, ctx)
       local ask = function()
         return { item = item }
       end
-      for _, calls in ipairs(lsp.request({ client }, method, ask, entry.buf, ctx.lsp_timeout_ms)) do
+      for _, calls in ipairs(lsp.request({ client }, method, ask, entry.buf)) do
         for _, call in ipairs(type(calls.result) == "table" and calls.result or {}) do
           local other = type(call) == "table" and (call.from or call.to)
           if type(other) == "table" then

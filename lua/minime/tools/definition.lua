@@ -31,7 +31,7 @@ local function handler(args, ctx)
     -- Each symbol of that name is followed to its definition: a file's symbols include the
     -- names it imports, whose definition is elsewhere.
     local path = args_mod.string(args, "path")
-    local found = symbols.find(scope, symbol, path, ctx.lsp_timeout_ms)
+    local found = symbols.find(scope, symbol, path)
     if #found == 0 then
       args_mod.fail(symbols.not_found(symbol, path))
     end
@@ -41,15 +41,15 @@ local function handler(args, ctx)
       end
       local entry, line, col = symbols.place(scope, sym)
       if entry then
-        define_at(out, entry, line, col, ctx.lsp_timeout_ms)
+        define_at(out, entry, line, col)
       else
         out.outside = out.outside + 1
       end
     end
     return out:result("locations")
   end
-  local entry, line, col = symbols.target(scope, args, ctx.lsp_timeout_ms)
-  define_at(out, entry, line, col, ctx.lsp_timeout_ms)
+  local entry, line, col = symbols.target(scope, args)
+  define_at(out, entry, line, col)
   return out:result("locations")
 end
 

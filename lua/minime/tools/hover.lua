@@ -23,10 +23,10 @@ local function handler(args, ctx)
   args = args_mod.table(args)
   local scope = scope_mod.new(ctx)
   local limits = text.limits(ctx)
-  local entry, line, col = symbols.target(scope, args, ctx.lsp_timeout_ms)
+  local entry, line, col = symbols.target(scope, args)
   local clients = lsp.clients(entry, METHOD)
   local params = lsp.position_params(entry, line, col)
-  local answers = lsp.request(clients, METHOD, params, entry.buf, ctx.lsp_timeout_ms)
+  local answers = lsp.request(clients, METHOD, params, entry.buf)
   local parts = {}
   for _, answer in ipairs(answers) do
     local result = answer.result

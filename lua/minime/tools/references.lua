@@ -22,9 +22,9 @@ local function handler(args, ctx)
   end
   local scope = scope_mod.new(ctx)
   local out = lsp.collector(scope, text.limits(ctx))
-  local entry, line, col = symbols.target(scope, args, ctx.lsp_timeout_ms)
+  local entry, line, col = symbols.target(scope, args)
   local context = { context = { includeDeclaration = include } }
-  lsp.locations_at(out, entry, line, col, METHOD, ctx.lsp_timeout_ms, context)
+  lsp.locations_at(out, entry, line, col, METHOD, nil, context)
   return out:result("locations")
 end
 

@@ -26,13 +26,13 @@ local function handler(args, ctx)
   local found
   if path then
     found = {}
-    for _, sym in ipairs(lsp_symbols.document(lsp.buffer(scope, path), ctx.lsp_timeout_ms)) do
+    for _, sym in ipairs(lsp_symbols.document(lsp.buffer(scope, path))) do
       if keep(sym.name) then
         found[#found + 1] = sym
       end
     end
   else
-    found = lsp_symbols.workspace(scope, query, keep, ctx.lsp_timeout_ms)
+    found = lsp_symbols.workspace(scope, query, keep)
   end
   for _, sym in ipairs(found) do
     local extra = { name = text.line(sym.name, 200), kind = sym.kind }

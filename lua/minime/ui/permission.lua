@@ -305,7 +305,7 @@ function M.call_update(cwd, call_id, input)
   if empty(input) or type(input) ~= "table" then
     return
   end
-  local function fill(p)
+  local function fill_input(p)
     local req = p.req
     if p.done or view.str(req.cwd) ~= cwd or view.str(req.call_id) ~= call_id then
       return false
@@ -317,10 +317,10 @@ function M.call_update(cwd, call_id, input)
     return true
   end
   for _, p in ipairs(prompts.waiting) do
-    fill(p)
+    fill_input(p)
   end
   local shown = prompts.shown
-  if shown and fill(shown) and shown.buf and api.nvim_buf_is_valid(shown.buf) then
+  if shown and fill_input(shown) and shown.buf and api.nvim_buf_is_valid(shown.buf) then
     local ok, err = pcall(redraw, shown)
     if not ok then
       record("a permission prompt could not be redrawn", err)

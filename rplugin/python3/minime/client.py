@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from . import agent_file, sdk_log
 from . import tools as tools_mod
@@ -124,9 +124,12 @@ class Client(StoredSessions, Authentication):
         self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
         self.transport.on_load_answered = self._replay_over
         sdk_log.install()  # its tracebacks of hostile messages: one line on our logger
-        # The SDK (0.12.1) serves elicitation/create only with the unstable protocol on; ACP
-        # stabilised elicitation, and this client defines no other unstable method.
-        self.rpc = acp.connect_to_agent(Handler(self), self.transport, use_unstable_protocol=True)
+        # The SDK's Client protocol names every client method; the router answers
+        # method_not_found for those Handler leaves out (terminal), as it must. The SDK (0.12.1)
+        # serves elicitation/create only with the unstable protocol on; ACP stabilised
+        # elicitation, and this client defines no other unstable method.
+        handler = cast("acp.Client", Handler(self))
+        self.rpc = acp.connect_to_agent(handler, self.transport, use_unstable_protocol=True)
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         try:
             # From the first request on (the spawn and the SDK's import are not the agent's).
@@ -287,7 +290,7 @@ class Client(StoredSessions, Authentication):
                     "which it had listed tools for in another directory"
                 )
             session_id = response.session_id
-            return self._register(session_id, cwd, response)
+            return self._register(response.session_id, cwd, response)
         finally:
             self._end_open(opening, session_id)
             self.mcp.opened(grant, session_id)
@@ -335,7 +338,7 @@ class Client(StoredSessions, Authentication):
         self.tool_service.set_static(tools)
 
     async def list_tools(self, params: Any) -> dict[str, Any]:
-        return await self.tool_service.list(params)
+        return await self.tool_service.answer_list(params)
 
     async def call_tool(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return await self.tool_service.call(method, params, self.sessions.__contains__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .fs import inside
 from .model import PermissionOption, PermissionRequest
@@ -45,7 +45,7 @@ class Handler:
         self._owner = owner
 
     async def request_permission(
-        self, options: list[Any], session_id: str, tool_call: Any, **_: Any
+        self, session_id: str, tool_call: Any, options: list[Any], **_: Any
     ) -> Any:
         from acp import RequestError
 
@@ -191,10 +191,9 @@ class Handler:
         except ValueError as exc:
             log.warning("refused %s: %s", method, exc)
             self._refuse(str(exc))
-            raise  # unreachable
 
     @staticmethod
-    def _refuse(details: str) -> None:
+    def _refuse(details: str) -> NoReturn:
         from acp import RequestError
 
         raise RequestError.invalid_params({"details": details})

@@ -43,7 +43,7 @@ class ToolService:
         for session_id in session_ids:
             self._per_session.pop(session_id, None)
 
-    async def list(self, params: Any) -> dict[str, Any]:
+    async def answer_list(self, params: Any) -> dict[str, Any]:
         """Answer a list request only for a session this client is opening, in its own cwd."""
         from acp import RequestError
 

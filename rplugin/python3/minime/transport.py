@@ -23,7 +23,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 log = logging.getLogger("minime")
 
@@ -43,7 +43,7 @@ REQUEST_ID: ContextVar[int | str | None] = ContextVar("minime_request_id", defau
 T = TypeVar("T")
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: Any) -> TypeGuard[int | str]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

@@ -308,15 +308,6 @@ function M.get(key)
   }
 end
 
---- Redraw the border of a turn's float (its title shows the session's mode).
----@param key string
-function M.refresh(key)
-  local t = turns[key]
-  if t and visible(t) then
-    api.nvim_win_set_config(t.win, float.config(t, M.config))
-  end
-end
-
 --- Number of turns running now.
 ---@return integer
 function M.running_count()
@@ -363,12 +354,13 @@ function M.toggle(key)
   return (key ~= nil and M.open(key)) or M.reopen_last()
 end
 
---- Redraw the title of the float shown (its state changed outside the events: a permission
---- prompt came or went).
-function M.refresh()
-  local key = M.shown()
-  if key then
-    local t = turns[key]
+--- Redraw the title of `key`'s float if it is shown, or with no key of the float shown: its
+--- state changed outside the events (the session's mode; a permission prompt came or went).
+---@param key? string
+function M.refresh(key)
+  key = key or M.shown()
+  local t = key and turns[key]
+  if t and visible(t) then
     api.nvim_win_set_config(t.win, float.config(t))
   end
 end

@@ -63,8 +63,8 @@ class Host:
             self.bridge.lua_call,
             lambda: self.setup,
             self.tool_ctx,
-            began=lambda: self.renderer and self.renderer.tool_began(),
-            ended=lambda: self.renderer and self.renderer.tool_ended(),
+            began=self._tool_began,
+            ended=self._tool_ended,
         )
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
@@ -334,6 +334,14 @@ class Host:
     def _notice(self, cwd: str, text: str) -> None:
         if cwd:
             self.render(cwd, events.Notice(clean(text)))
+
+    def _tool_began(self) -> None:
+        if self.renderer is not None:
+            self.renderer.tool_began()
+
+    def _tool_ended(self) -> None:
+        if self.renderer is not None:
+            self.renderer.tool_ended()
 
     def _flush(self) -> None:
         if self.renderer is not None:
