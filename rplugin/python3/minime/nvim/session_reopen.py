@@ -81,7 +81,7 @@ class SessionReopener:
         items = [
             {
                 "session_id": clean(str(item.get("sessionId") or "")),
-                "title": clean(str(titles.get(str(item.get("sessionId"))) or item.get("title") or "")),
+                "title": clean(str(titles.get(str(item["sessionId"])) or item.get("title") or "")),
                 "updated_at": clean(str(item.get("updatedAt") or "")),
                 "cwd": clean(str(item.get("cwd") or "")),
             }
