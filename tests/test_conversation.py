@@ -140,7 +140,7 @@ def test_ask_with_no_text_opens_the_input(editor: Editor) -> None:
     editor.nvim.command("MiniMeAsk")
     box = wait_input(editor)
     assert editor.float_config(box["win"])["win"] == turn(editor)["win"]
-    editor.nvim.input("<Esc>")
+    editor.nvim.input("<Esc><Esc>")  # to normal mode, then closed
     wait_for(lambda: current(editor)["kind"] != "input", 5, message="the input closes")
 
 

@@ -84,15 +84,22 @@ local function shown_float(cwd)
   return nil
 end
 
---- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float).
+--- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float). It
+--- opens with the cwd's draft; closed without sending, its text is the draft (ui/drafts.lua).
 local function prompt_for(cwd, range, anchor)
+  local drafts = require("minime.ui.drafts")
   require("minime.ui.input").open({
     prompt_title = " minime ",
     anchor = anchor,
+    default = drafts.get(cwd),
     on_submit = function(input)
+      drafts.clear(cwd)
       if input and vim.trim(input) ~= "" then
         M.ask(input, range, cwd)
       end
+    end,
+    on_cancel = function(input)
+      drafts.set(cwd, input)
     end,
   })
 end

@@ -45,6 +45,14 @@ function M.ask_accepted(cwd, ask_id)
   return require("minime.editor.asks").accept(cwd, ask_id)
 end
 
+--- The host refused an ask in `cwd` (a turn runs there, or its agent still starts): its text
+--- is kept as the cwd's draft, for the next input.
+---@param cwd string
+---@param prompt string
+function M.ask_refused(cwd, prompt)
+  require("minime.ui.drafts").add(cwd, prompt)
+end
+
 --- Run editor tool `name` (see minime.tools.call); returns its answer, or that it is pending.
 function M.tool(name, args, ctx, reply)
   return require("minime.tools").call(name, args, ctx, reply)

@@ -152,7 +152,10 @@ class Host:
 
     async def op_ask(self, ask: ops.Ask) -> None:
         cwd = os.path.realpath(ask.cwd)
-        if not self._accept(cwd, ask, ":MiniMeCancel stops it"):
+        kept = ":MiniMeCancel stops it; your text is kept for the next input"
+        if not self._accept(cwd, ask, kept):
+            # Typed text is never lost: the next input of this cwd opens with it.
+            self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
             return
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
