@@ -119,7 +119,7 @@ function M.start()
           for _, id in ipairs(permission.pending()) do
             pcall(permission.close, id)
           end
-          vim.notify(
+          require("minime.ui.say").say(
             "minime: " .. why .. (missing and "" or "; the next ask starts it again"),
             missing and vim.log.levels.ERROR or vim.log.levels.WARN
           )

@@ -35,7 +35,7 @@ function M.setup(opts)
     local now = config.options
     for _, name in ipairs({ "agent", "mm", "config" }) do
       if not vim.deep_equal(before[name], now[name]) then
-        vim.notify(
+        require("minime.ui.say").say(
           ("minime: the new `%s` applies to the next session: :MiniMeReset (or :MiniMeStop)"):format(name),
           vim.log.levels.INFO
         )
@@ -49,7 +49,7 @@ function M.setup(opts)
   if package.loaded["minime.tools"] or type(tools) ~= "table" or next(tools) ~= nil then
     local ok_tools, err = pcall(require("minime.tools").check_user_tools, tools)
     if not ok_tools then
-      vim.notify("minime: " .. tostring(err), vim.log.levels.ERROR)
+      require("minime.ui.say").say("minime: " .. tostring(err), vim.log.levels.ERROR)
     end
   end
   -- The host is another process: it gets the options it needs again.

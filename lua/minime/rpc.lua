@@ -19,7 +19,7 @@ local levels = { error = vim.log.levels.ERROR, warn = vim.log.levels.WARN, info 
 ---@param message string
 ---@param level? "error"|"warn"|"info"
 function M.notify(message, level)
-  vim.notify(message, levels[level or "error"] or vim.log.levels.ERROR)
+  require("minime.ui.say").say(message, levels[level or "error"] or vim.log.levels.ERROR)
 end
 
 --- One batch of events for the turn float of `key` (the session's cwd): see minime.ui.turn.
@@ -166,6 +166,9 @@ function M.show_log(lines)
   local host = require("minime.host")
   vim.list_extend(lines, { "", "# Python host stderr" })
   vim.list_extend(lines, host.stderr)
+  -- Each message as said, whole (the command line shows it cut to one line).
+  vim.list_extend(lines, { "", "# messages" })
+  vim.list_extend(lines, require("minime.ui.say").history)
   local clean = {}
   for _, line in ipairs(lines) do
     for piece in (line .. "\n"):gmatch("(.-)\n") do

@@ -101,7 +101,7 @@ function M.ring(p)
   if vim.fn.strchars(title) > 120 then
     title = vim.fn.strcharpart(title, 0, 120) .. "…" -- the float shows it whole
   end
-  vim.notify(
+  require("minime.ui.say").say(
     ("minime: permission asked: %s — :MiniMePermission to answer"):format(view.safe(title)),
     vim.log.levels.WARN
   )
@@ -129,7 +129,7 @@ end
 --- :MiniMePermission: go to the oldest pending prompt, or say there is none.
 function M.jump()
   if not M.enter_shown() then
-    vim.notify("minime: no permission prompt is waiting", vim.log.levels.INFO)
+    require("minime.ui.say").say("minime: no permission prompt is waiting", vim.log.levels.INFO)
   end
 end
 

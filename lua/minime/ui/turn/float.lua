@@ -73,12 +73,12 @@ function M.config(t)
   if #where > 40 then
     where = "…" .. where:sub(-39)
   end
-  local parts = { t.agent or "minime" }
+  -- The state first: a narrow float cuts the title's end (the cwd), never the state.
+  local parts = { M.state(t), t.agent or "minime" }
   local mode = M.mode(t)
   if mode and mode ~= "" then
     parts[#parts + 1] = mode
   end
-  parts[#parts + 1] = M.state(t)
   parts[#parts + 1] = where
   local footer = t.running and " i reply · q hide · <C-c> cancel " or " i reply · q hide "
   local center = c.layout == "center"
@@ -90,7 +90,9 @@ function M.config(t)
     title = " " .. table.concat(parts, " · ") .. " ",
     footer = footer,
   }
-  return center and window.centered(opts) or window.side(opts)
+  local cfg = center and window.centered(opts) or window.side(opts)
+  cfg.title = require("minime.ui.say").fit(cfg.title, math.max(cfg.width, 10))
+  return cfg
 end
 
 --- Put the cursor on the last line.
