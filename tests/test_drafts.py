@@ -4,20 +4,11 @@ A real headless Neovim, the host and the fake mm."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from nvim_harness import wait_for
-from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
-from test_conversation import current, turn, wait_input
+from plugin_harness import Editor
+from test_conversation import current, editor, turn, wait_input
 
-
-@pytest.fixture
-def editor(tmp_path: Path) -> Iterator[Editor]:
-    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path, trace=False)}
-    with editor_with(tmp_path, opts) as ed:
-        yield ed
+__all__ = ["editor"]  # the fixture: a Neovim with the fake mm (test_conversation.py)
 
 
 def input_text(ed: Editor) -> str:
