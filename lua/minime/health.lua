@@ -138,7 +138,7 @@ local function check_python(report, failure, python, origin)
     )
   end
   local missing = {}
-  local labels = { ["agent-client-protocol"] = "agent-client-protocol (the ACP SDK)" }
+  local labels = { ["agent-client-protocol"] = "the ACP SDK (agent-client-protocol)" }
   for _, name in ipairs({ "pynvim", "agent-client-protocol", "msgspec", "pyyaml" }) do
     local version = (report.packages or {})[name]
     local label = labels[name] or name
