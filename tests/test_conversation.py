@@ -176,7 +176,7 @@ def test_title_tells_agent_and_state(tmp_path: Path) -> None:
         ed.wait_done(1)
         wait_title(ed, " cancelled · mm · ")
         ed.ask("/bash ls")
-        wait_title(ed, " waiting for permission · m")  # the float is narrow: the rest is cut
+        wait_title(ed, " waiting for permission · mm · ")
         ed.nvim.command("MiniMePermission")
         ed.press(ed.permission_win(), "1")
         ed.wait_done(2)

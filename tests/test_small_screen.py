@@ -66,6 +66,12 @@ def test_the_first_hello_at_80x24_is_no_hit_enter_prompt(tmp_path: Path) -> None
         final = wait_for(lambda: nvim.exec_lua(TITLE), 5, message="the float's title")
         assert final.startswith(" done · "), final
         assert any(t.startswith(" running · ") for t in titles), titles
+        # On the screen: the float's top border row shows the state (Neovim cuts the end).
+        top = nvim.exec_lua(
+            "vim.cmd('redraw!') local t = {} for c = 1, vim.o.columns do"
+            " t[#t + 1] = vim.fn.screenstring(1, c) end return table.concat(t)"
+        )
+        assert "done · " in top, top
         nvim.command("MiniMeLog")
         log = wait_for(
             lambda: (

@@ -90,9 +90,8 @@ function M.config(t)
     title = " " .. table.concat(parts, " · ") .. " ",
     footer = footer,
   }
-  local cfg = center and window.centered(opts) or window.side(opts)
-  cfg.title = require("minime.ui.say").fit(cfg.title, math.max(cfg.width, 10))
-  return cfg
+  -- Neovim cuts a title wider than the float at its end: the cwd goes first, the state last.
+  return center and window.centered(opts) or window.side(opts)
 end
 
 --- Put the cursor on the last line.
