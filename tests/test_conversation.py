@@ -140,7 +140,7 @@ def test_ask_with_no_text_opens_the_input(editor: Editor) -> None:
     editor.nvim.command("MiniMeAsk")
     box = wait_input(editor)
     assert editor.float_config(box["win"])["win"] == turn(editor)["win"]
-    editor.nvim.input("<Esc>")
+    editor.nvim.input("<Esc><Esc>")  # to normal mode, then closed
     wait_for(lambda: current(editor)["kind"] != "input", 5, message="the input closes")
 
 
@@ -171,19 +171,19 @@ def test_title_tells_agent_and_state(tmp_path: Path) -> None:
     with editor_with(tmp_path, {**opts, "permission": {"focus": False}}) as ed:
         ed.ask("/slow 30")
         ed.wait_text("slow 0")
-        assert title(ed).startswith(" mm · running · ")
+        assert title(ed).startswith(" running · mm · "), "the state first"
         ed.nvim.command("MiniMeCancel")
         ed.wait_done(1)
-        wait_title(ed, "· cancelled ·")
+        wait_title(ed, " cancelled · mm · ")
         ed.ask("/bash ls")
-        wait_title(ed, "· waiting for permission ·")
+        wait_title(ed, " waiting for permission · mm · ")
         ed.nvim.command("MiniMePermission")
         ed.press(ed.permission_win(), "1")
         ed.wait_done(2)
-        wait_title(ed, "· done ·")
+        wait_title(ed, " done · mm · ")
         ed.ask("/error the model is down")
         ed.wait_done(3)
-        wait_title(ed, "· error ·")
+        wait_title(ed, " error · mm · ")
 
 
 def test_follow_the_end_unless_scrolled_up(editor: Editor) -> None:

@@ -12,7 +12,7 @@ _G.got = {}
 _G.prompt = function(opts)
   opts = opts or {}
   opts.on_submit = function(text) table.insert(_G.got, { 'submit', text }) end
-  opts.on_cancel = function() table.insert(_G.got, { 'cancel' }) end
+  opts.on_cancel = function(text) table.insert(_G.got, { 'cancel', text }) end
   return require('minime.ui.input').open(opts)
 end
 """
@@ -68,22 +68,28 @@ def test_enter_in_normal_mode_submits(nvim):
     assert got(nvim) == [["submit", "hello"]]
 
 
-def test_esc_in_insert_mode_cancels(nvim):
+def test_esc_in_insert_mode_goes_to_normal_mode_a_second_esc_closes_with_the_text(nvim):
     _, win = open_input(nvim)
     nvim.input("half typed<Esc>")
-    wait_for(lambda: got(nvim), message="a result")
-    assert got(nvim) == [["cancel"]]
-    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is False
     wait_for(lambda: mode(nvim) == "n", message="normal mode")
-
-
-def test_esc_in_normal_mode_cancels(nvim):
-    open_input(nvim)
-    nvim.command("stopinsert")
-    wait_for(lambda: mode(nvim) == "n", message="normal mode")
+    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is True
+    assert got(nvim) == []
+    nvim.input("0dwAtext<Esc>")  # normal mode edits the prompt: the float is still there
+    wait_for(lambda: mode(nvim) == "n", message="normal mode again")
     nvim.input("<Esc>")
     wait_for(lambda: got(nvim), message="a result")
-    assert got(nvim) == [["cancel"]]
+    assert got(nvim) == [["cancel", "typedtext"]]
+    assert nvim.exec_lua("return vim.api.nvim_win_is_valid(...)", win) is False
+
+
+@pytest.mark.parametrize("key", ["q", "<C-c>"])
+def test_q_or_ctrl_c_in_normal_mode_closes_with_the_text(nvim, key):
+    open_input(nvim, default="a draft")
+    nvim.command("stopinsert")
+    wait_for(lambda: mode(nvim) == "n", message="normal mode")
+    nvim.input(key)
+    wait_for(lambda: got(nvim), message="a result")
+    assert got(nvim) == [["cancel", "a draft"]]
 
 
 def test_leaving_the_float_keeps_it_closing_it_cancels_once(nvim):
@@ -97,7 +103,7 @@ def test_leaving_the_float_keeps_it_closing_it_cancels_once(nvim):
     assert got(nvim) == []
     nvim.exec_lua("vim.api.nvim_win_close(..., true)", win)
     wait_for(lambda: got(nvim), message="a result")
-    assert got(nvim) == [["cancel"]]
+    assert got(nvim) == [["cancel", "draft"]]
 
 
 def test_default_text_is_submitted_as_is(nvim):

@@ -322,7 +322,7 @@ def test_done_shows_usage_fires_the_event_and_stops_the_turn(nvim):
     done = nvim.exec_lua("return _G.minime_test.done")
     assert done == [{"cwd": KEY, "session_id": "sess-42", "stop_reason": "end_turn"}]
     title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", st["win"])
-    assert "· done ·" in title[0][0]
+    assert title[0][0].startswith(" done · "), "the state first"
     # Visible float: no notification.
     assert nvim.exec_lua("return _G.minime_test.notes") == []
 
@@ -657,7 +657,7 @@ def test_done_with_an_error_stop_reason(nvim):
     )
     assert lines(nvim)[-1] == "✗ error: mm exited: exit status 1"
     title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", get(nvim)["win"])
-    assert "· error ·" in title[0][0]
+    assert title[0][0].startswith(" error · "), "the state first"
 
 
 def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):

@@ -7,7 +7,7 @@ local M = {}
 
 ---@param message string
 local function say_error(message)
-  vim.notify(message, vim.log.levels.ERROR)
+  require("minime.ui.say").say(message, vim.log.levels.ERROR)
 end
 
 local function relative(path, cwd)
@@ -88,16 +88,23 @@ local function shown_float(cwd)
   return nil
 end
 
---- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float).
+--- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float). It
+--- opens with the cwd's draft; closed without sending, its text is the draft (ui/drafts.lua).
 local function prompt_for(cwd, range, anchor)
   require("minime.warm").cwd(cwd) -- the agent starts while the ask is typed
+  local drafts = require("minime.ui.drafts")
   require("minime.ui.input").open({
     prompt_title = " minime ",
     anchor = anchor,
+    default = drafts.get(cwd),
     on_submit = function(input)
+      drafts.clear(cwd)
       if input and vim.trim(input) ~= "" then
         M.ask(input, range, cwd)
       end
+    end,
+    on_cancel = function(input)
+      drafts.set(cwd, input)
     end,
   })
 end
@@ -122,7 +129,7 @@ function M.ask(text, range, cwd)
     payload.ask_id = require("minime.editor.asks").new(selection)
     if payload.demo and not demo_said then
       demo_said = true -- once per Neovim session: the float's title names the agent anyway
-      vim.notify("minime: " .. payload.demo.notice, vim.log.levels.INFO)
+      require("minime.ui.say").say("minime: " .. payload.demo.notice, vim.log.levels.INFO)
     end
     require("minime.host").notify("ask", payload)
   end)
@@ -217,7 +224,7 @@ function M.install(on_done)
   local root = config.root()
   local script = root .. "/scripts/setup"
   local venv = root .. "/.venv"
-  vim.notify(("minime: installing the Python host into %s …"):format(venv), vim.log.levels.INFO)
+  require("minime.ui.say").say(("minime: installing the Python host into %s …"):format(venv), vim.log.levels.INFO)
   local ok, err = pcall(vim.system, { script, "--user" }, {
     cwd = root,
     text = true,
@@ -231,10 +238,10 @@ function M.install(on_done)
         if require("minime.host").chan then
           msg = msg .. " (restart Neovim to use it)"
         end
-        vim.notify(msg, vim.log.levels.INFO)
+        require("minime.ui.say").say(msg, vim.log.levels.INFO)
       else
         local last = vim.split(output, "\n")
-        vim.notify(
+        require("minime.ui.say").say(
           ("minime: install failed (exit %d): %s — run %s in a shell to see why"):format(
             res.code,
             last[#last] or "",
@@ -249,14 +256,14 @@ function M.install(on_done)
     end)
   end)
   if not ok then
-    vim.notify(("minime: cannot run %s: %s"):format(script, tostring(err)), vim.log.levels.ERROR)
+    require("minime.ui.say").say(("minime: cannot run %s: %s"):format(script, tostring(err)), vim.log.levels.ERROR)
   end
 end
 
 --- Reopen the last turn's float.
 function M.show()
   if not require("minime.ui.turn").reopen_last() then
-    vim.notify("minime: no conversation to show yet", vim.log.levels.INFO)
+    require("minime.ui.say").say("minime: no conversation to show yet", vim.log.levels.INFO)
   end
 end
 
@@ -277,7 +284,7 @@ function M.toggle()
   end
   local cwd = vim.fn.getcwd()
   if not turn.toggle(vim.uv.fs_realpath(cwd) or cwd) then
-    vim.notify("minime: no conversation yet — :MiniMeAsk starts one", vim.log.levels.INFO)
+    require("minime.ui.say").say("minime: no conversation yet — :MiniMeAsk starts one", vim.log.levels.INFO)
   end
 end
 

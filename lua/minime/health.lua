@@ -137,14 +137,13 @@ local function check_python(report, failure, python, origin)
       fix("Set `python` in setup() to Python 3.11+, or run :MiniMeInstall with PYTHON=python3.11.")
     )
   end
-  local usable = true
+  local missing = {}
   local labels = { ["agent-client-protocol"] = "the ACP SDK (agent-client-protocol)" }
   for _, name in ipairs({ "pynvim", "agent-client-protocol", "msgspec", "pyyaml" }) do
     local version = (report.packages or {})[name]
     local label = labels[name] or name
     if type(version) ~= "string" then
-      usable = false
-      h.error(("%s is not installed in %s"):format(label, py.executable), fix(install))
+      missing[#missing + 1] = label
     elseif name == "agent-client-protocol" and version ~= TESTED_SDK then
       h.warn(
         ("%s %s: minime is tested with %s"):format(label, version, TESTED_SDK),
@@ -154,6 +153,11 @@ local function check_python(report, failure, python, origin)
       h.ok(("%s %s"):format(label, version))
     end
   end
+  -- One error, naming the Python and all it lacks: the one fix is to install them.
+  if #missing > 0 then
+    h.error(("%s lacks minime's packages: %s"):format(py.executable, table.concat(missing, ", ")), fix(install))
+  end
+  local usable = #missing == 0
   return usable
 end
 
@@ -375,7 +379,7 @@ function M.check()
     failure = python .. " is not executable"
   end
   local usable = check_python(report, failure, python, origin)
-  if usable or report.agent_file or report.live then
+  if usable then
     check_agent(report, failure, agent, problems)
     check_editor_tools(report, failure, agent)
   else

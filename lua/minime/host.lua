@@ -27,6 +27,23 @@ function M.python()
   return "python3"
 end
 
+--- Why the host stopped, in words for the user: a Python without minime's packages (installed
+--- by hand, without :MiniMeInstall) is told to install them and nothing else.
+---@param python string
+---@param code integer
+---@return string message, boolean missing
+local function stopped_why(python, code)
+  for i = #M.stderr, math.max(1, #M.stderr - 5), -1 do
+    local module = M.stderr[i]:match("^ModuleNotFoundError: No module named '([^']+)'")
+    if module then
+      return ("%s lacks the Python package %s: run :MiniMeInstall"):format(python, module:match("^[^.]+")),
+        true
+    end
+  end
+  local last = M.stderr[#M.stderr] or ""
+  return ("the Python host stopped (exit %d%s)"):format(code, last ~= "" and (": " .. last) or ""), false
+end
+
 local function push_stderr(data)
   for _, line in ipairs(data or {}) do
     if line ~= "" then
@@ -94,20 +111,17 @@ function M.start()
       end_orphans()
       if not M.stopping and not said_dead then
         said_dead = true
-        local last = M.stderr[#M.stderr] or ""
+        local why, missing = stopped_why(python, code)
         vim.schedule(function()
           -- Nothing will end its turns or answer its prompts any more: say so in each.
-          pcall(require("minime.ui.turn").fail_running, ("the Python host stopped (exit %d)"):format(code))
+          pcall(require("minime.ui.turn").fail_running, why)
           local permission = require("minime.ui.permission")
           for _, id in ipairs(permission.pending()) do
             pcall(permission.close, id)
           end
-          vim.notify(
-            ("minime: the Python host stopped (exit %d%s); the next ask starts it again"):format(
-              code,
-              last ~= "" and (": " .. last) or ""
-            ),
-            vim.log.levels.WARN
+          require("minime.ui.say").say(
+            "minime: " .. why .. (missing and "" or "; the next ask starts it again"),
+            missing and vim.log.levels.ERROR or vim.log.levels.WARN
           )
         end)
       end

@@ -24,9 +24,24 @@ function M.setup(opts)
   end
   -- The one copy of the options: everything reads it when it needs a value.
   local config = require("minime.config")
+  local before = config.options
   local _, problem = config.setup(opts)
   if problem then
     vim.notify("minime: " .. problem, vim.log.levels.ERROR)
+  end
+  -- A cwd keeps the agent its session runs on: say when the new one applies.
+  local host = package.loaded["minime.host"]
+  if host and host.chan and next(host.agents) ~= nil then
+    local now = config.options
+    for _, name in ipairs({ "agent", "mm", "config" }) do
+      if not vim.deep_equal(before[name], now[name]) then
+        require("minime.ui.say").say(
+          ("minime: the new `%s` applies to the next session: :MiniMeReset (or :MiniMeStop)"):format(name),
+          vim.log.levels.INFO
+        )
+        break
+      end
+    end
   end
   -- User tools are checked now, so a mistake is reported at once, plainly (minime.tools is
   -- loaded only when there are some, or when it already is); minime.tools reads the option.
@@ -34,11 +49,10 @@ function M.setup(opts)
   if package.loaded["minime.tools"] or type(tools) ~= "table" or next(tools) ~= nil then
     local ok_tools, err = pcall(require("minime.tools").check_user_tools, tools)
     if not ok_tools then
-      vim.notify("minime: " .. tostring(err), vim.log.levels.ERROR)
+      require("minime.ui.say").say("minime: " .. tostring(err), vim.log.levels.ERROR)
     end
   end
   -- The host is another process: it gets the options it needs again.
-  local host = package.loaded["minime.host"]
   if host and host.chan then
     host.send_setup()
   end

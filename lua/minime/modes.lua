@@ -23,7 +23,7 @@ local function key(cwd)
 end
 
 local function notify(message, level)
-  vim.notify("minime: " .. printable.text(message), vim.log.levels[level or "WARN"])
+  require("minime.ui.say").say("minime: " .. message, vim.log.levels[level or "WARN"])
 end
 
 --- Called by the host: the state of the session in `cwd` (nil: it has none any more).

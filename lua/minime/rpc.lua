@@ -19,8 +19,7 @@ local levels = { error = vim.log.levels.ERROR, warn = vim.log.levels.WARN, info 
 ---@param message string
 ---@param level? "error"|"warn"|"info"
 function M.notify(message, level)
-  -- Host messages quote the agent (its name, modes, options, errors): made printable here.
-  vim.notify(require("minime.ui.printable").text(message), levels[level or "error"] or vim.log.levels.ERROR)
+  require("minime.ui.say").say(message, levels[level or "error"] or vim.log.levels.ERROR)
 end
 
 --- One batch of events for the turn float of `key` (the session's cwd): see minime.ui.turn.
@@ -44,6 +43,14 @@ end
 ---@param ask_id integer
 function M.ask_accepted(cwd, ask_id)
   return require("minime.editor.asks").accept(cwd, ask_id)
+end
+
+--- The host refused an ask in `cwd` (a turn runs there, or its agent still starts): its text
+--- is kept as the cwd's draft, for the next input.
+---@param cwd string
+---@param prompt string
+function M.ask_refused(cwd, prompt)
+  require("minime.ui.drafts").add(cwd, prompt)
 end
 
 --- Run editor tool `name` (see minime.tools.call); returns its answer, or that it is pending.
@@ -264,6 +271,9 @@ function M.show_log(lines)
   local host = require("minime.host")
   vim.list_extend(lines, { "", "# Python host stderr" })
   vim.list_extend(lines, host.stderr)
+  -- Each message as said, whole (the command line shows it cut to one line).
+  vim.list_extend(lines, { "", "# messages" })
+  vim.list_extend(lines, require("minime.ui.say").history)
   local clean = {}
   for _, line in ipairs(lines) do
     for piece in (line .. "\n"):gmatch("(.-)\n") do

@@ -1,10 +1,12 @@
 --- The input float (the prompt box): one line that grows, up to MAX_LINES, as lines are added.
 ---
 --- <CR> (insert or normal mode) submits the whole text; <C-j> (and <S-CR> where the terminal
---- sends it) inserts a newline. <Esc> cancels in normal mode and also in insert mode: a second
---- <Esc> to get out would only be a trap. <C-c> cancels too, and so does closing the float (:q).
---- Leaving it (a permission prompt taking focus, <C-w>w) keeps it and its text. Anchored to a
---- window (the conversation float), it sits over that window's bottom lines, as wide as it.
+--- sends it) inserts a newline. <Esc> in insert mode goes to normal mode, to edit a long prompt
+--- with Vim's motions; there <Esc> or q closes the float. <C-c> closes it too, and so does
+--- closing the window (:q). Closed without sending, `on_cancel` gets the text (a draft: see
+--- minime.ui.drafts). Leaving it (a permission prompt taking focus, <C-w>w) keeps it and its
+--- text. Anchored to a window (the conversation float), it sits over that window's bottom
+--- lines, as wide as it.
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -21,7 +23,7 @@ local MAX_LINES = 8
 ---@field default? string initial text (may hold newlines)
 ---@field anchor? integer a window to sit over (its bottom lines), else centred in the editor
 ---@field on_submit fun(text: string) called with the text as typed, lines joined by "\n"
----@field on_cancel? fun()
+---@field on_cancel? fun(text: string) closed without sending: the text as typed
 
 ---@param opts minime.input.Opts
 ---@param n integer lines of text
@@ -32,7 +34,7 @@ local function win_config(opts, n)
     height = height,
     border = LAYOUT.border,
     zindex = 70,
-    footer = " <CR> send · <C-j> newline · <Esc> cancel ",
+    footer = " <CR> send · <Esc><Esc> close · <C-j> newline ",
   }
   local title = opts.prompt_title and vim.trim(window.oneline(opts.prompt_title))
   base.title = title and (" " .. title .. " ") or nil
@@ -67,6 +69,14 @@ function M.open(opts)
   vim.cmd("startinsert!")
 
   local done = false
+  -- The text as last seen: the buffer may be gone when a :q'd float is finished.
+  local typed = table.concat(lines, "\n")
+  local function text_now()
+    if api.nvim_buf_is_valid(buf) then
+      typed = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+    end
+    return typed
+  end
   ---@param fn? fun(...)
   local function finish(fn, ...)
     if done then
@@ -83,10 +93,10 @@ function M.open(opts)
     end
   end
   local function submit()
-    finish(opts.on_submit, table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
+    finish(opts.on_submit, text_now())
   end
   local function cancel()
-    finish(opts.on_cancel)
+    finish(opts.on_cancel, text_now())
   end
   local function newline()
     local row, col = unpack(api.nvim_win_get_cursor(win))
@@ -100,12 +110,15 @@ function M.open(opts)
   map({ "n", "i" }, "<CR>", submit, "send")
   map("i", "<C-j>", newline, "new line")
   map("i", "<S-CR>", newline, "new line")
-  map({ "n", "i" }, "<Esc>", cancel, "cancel")
-  map({ "n", "i" }, "<C-c>", cancel, "cancel")
+  -- <Esc> in insert mode is Vim's own: to normal mode, where <Esc> or q closes.
+  map("n", "<Esc>", cancel, "close (the text is kept as a draft)")
+  map("n", "q", cancel, "close (the text is kept as a draft)")
+  map({ "n", "i" }, "<C-c>", cancel, "close (the text is kept as a draft)")
   -- The float grows (and shrinks) with its text.
   api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
     buffer = buf,
     callback = function()
+      text_now()
       if api.nvim_win_is_valid(win) then
         api.nvim_win_set_config(win, win_config(opts, api.nvim_buf_line_count(buf)))
       end
@@ -116,6 +129,7 @@ function M.open(opts)
     pattern = tostring(win),
     once = true,
     callback = function()
+      text_now()
       vim.schedule(cancel)
     end,
   })

@@ -61,7 +61,7 @@ end
 ---@param level? integer
 local function record(what, err, level)
   M.errors[#M.errors + 1] = tostring(err)
-  vim.notify("minime: " .. what .. ": " .. tostring(err), level)
+  require("minime.ui.say").say("minime: " .. what .. ": " .. tostring(err), level)
 end
 
 local function stop(timer)
@@ -250,7 +250,7 @@ start_countdown = function(p)
     end
     local left = p.deadline - now_ms()
     if left <= 0 then
-      vim.notify(
+      require("minime.ui.say").say(
         ("minime: no answer within %s s — rejected: %s"):format(
           tostring(p.req.timeout),
           require("minime.ui.printable").line(p.req.title, 121)

@@ -98,7 +98,7 @@ end
 function M.ring(p)
   local title = view.str(p.req.title) ~= "" and p.req.title or "a tool call"
   title = require("minime.ui.printable").line(title, 121) -- the float shows it whole
-  vim.notify(
+  require("minime.ui.say").say(
     ("minime: permission asked: %s — :MiniMePermission to answer"):format(title),
     vim.log.levels.WARN
   )
@@ -133,7 +133,7 @@ end
 --- :MiniMePermission: go to the oldest pending prompt, or say there is none.
 function M.jump()
   if not M.enter_shown() then
-    vim.notify("minime: no permission prompt is waiting", vim.log.levels.INFO)
+    require("minime.ui.say").say("minime: no permission prompt is waiting", vim.log.levels.INFO)
   end
 end
 

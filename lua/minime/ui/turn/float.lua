@@ -73,19 +73,17 @@ function M.config(t)
   if #where > 40 then
     where = "…" .. where:sub(-39)
   end
-  local parts = { t.agent or "minime" }
+  -- The state first: a narrow float cuts the title's end (the cwd), never the state.
+  local parts = { M.state(t), t.agent or "minime" }
   local modes = package.loaded["minime.modes"]
   local title = modes and modes.title(t.cwd)
-  if title then
-    title = window.oneline(title)
-    parts[#parts + 1] = vim.fn.strchars(title) > 40 and (vim.fn.strcharpart(title, 0, 39) .. "…")
-      or title
+  if title then -- the agent's words (session_info_update): printable, one short line
+    parts[#parts + 1] = require("minime.ui.printable").line(title, 40)
   end
   local mode = M.mode(t)
   if mode and mode ~= "" then
     parts[#parts + 1] = mode
   end
-  parts[#parts + 1] = M.state(t)
   parts[#parts + 1] = where
   local footer = t.running and " i reply · q hide · <C-c> cancel " or " i reply · q hide "
   local usage = modes and modes.usage(t.cwd)
@@ -101,6 +99,7 @@ function M.config(t)
     title = " " .. table.concat(parts, " · ") .. " ",
     footer = footer,
   }
+  -- Neovim cuts a title wider than the float at its end: the cwd goes first, the state never.
   return center and window.centered(opts) or window.side(opts)
 end
 

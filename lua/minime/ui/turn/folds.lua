@@ -120,6 +120,15 @@ function M.text()
       chunks[#chunks + 1] = { line:sub(s[1] + 1, s[2]), s[3] }
       pos = s[2]
     end
+    -- The status first (after the gear): a narrow float cuts the end of the line, and the
+    -- status is what a closed fold must show.
+    local status = table.remove(chunks)
+    table.remove(chunks) -- the space before it
+    local gear = chunks[1][1]:match("^⚙ ") or ""
+    chunks[1][1] = chunks[1][1]:sub(#gear + 1)
+    table.insert(chunks, 1, { gear, chunks[1][2] })
+    table.insert(chunks, 2, status)
+    table.insert(chunks, 3, { " ", "MiniMeFold" })
     chunks[#chunks + 1] = { ("  ▸ %d line%s"):format(n - 1, n == 2 and "" or "s"), "MiniMeFold" }
     return chunks
   end

@@ -165,7 +165,7 @@ local function finish(t)
   else
     local what = data.error and ("failed: " .. require("minime.ui.printable").text(data.error))
       or ("finished (" .. (text.reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
-    vim.notify(
+    require("minime.ui.say").say(
       "minime: turn in " .. vim.fn.fnamemodify(t.cwd, ":~") .. " " .. what,
       data.error and vim.log.levels.ERROR or vim.log.levels.INFO
     )

@@ -5,6 +5,8 @@ arrive while it starts (single_flight.py).
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -52,6 +54,10 @@ class AgentPool:
         self.on_elicitation: Callable[[Any], Awaitable[Any]] | None = None
         # The setup's additional_directories for each new session: the host's, set likewise.
         self.additional_directories: Callable[[], list[str]] = list
+        # Clients a session is being opened on (id -> how many): in use, though no session yet.
+        self._claimed: collections.Counter[int] = collections.Counter()
+        # Agents being ended because no session uses them (_end_unused): still ours to kill.
+        self._ending: dict[asyncio.Task[None], Client] = {}
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
@@ -77,9 +83,16 @@ class AgentPool:
         async def open_session() -> Session:
             client = await self.client_for(payload, on_start)
             dirs = self.additional_directories()
-            session = await client.new_session(cwd, additional_directories=dirs)
+            self._claimed[id(client)] += 1
+            try:
+                session = await client.new_session(cwd, additional_directories=dirs)
+            finally:
+                self._claimed[id(client)] -= 1
+                if self._claimed[id(client)] <= 0:
+                    del self._claimed[id(client)]
             self.sessions[cwd] = session
             log.info("session %s for %s", session.session_id, cwd)
+            self._end_unused()
             return session
 
         return await self._opening.run(cwd, open_session)
@@ -199,6 +212,21 @@ class AgentPool:
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
         return client
 
+    def _end_unused(self) -> None:
+        """End the agents no session uses any more: a cwd reset after setup() changed the
+        agent opens its session on the new one, and the old one would run on, idle, until
+        Neovim quits (one more process at each such reset)."""
+        used = {id(s.client) for s in self.sessions.values()}
+        used |= set(self._claimed)
+        for key, client in list(self.clients.items()):
+            if id(client) in used:
+                continue
+            del self.clients[key]
+            log.info("agent no session uses ended: %s", " ".join(client.argv))
+            task = asyncio.get_running_loop().create_task(client.close(grace=2.0))
+            self._ending[task] = client
+            task.add_done_callback(lambda done: self._ending.pop(done, None))
+
     def drop(self, client: Client) -> None:
         """``client`` died: neither it nor its sessions are used again."""
         for key, known in list(self.clients.items()):
@@ -213,15 +241,15 @@ class AgentPool:
         returns; who waited for them gets ``StartCancelled``)."""
         await self._opening.cancel_all()
         await self._starting.cancel_all()
-        clients = list(self.clients.values())
+        clients = [*self.clients.values(), *self._ending.values()]
         self.clients.clear()
         self.sessions.clear()
         for client in clients:
-            await client.close(grace=2.0)
+            await client.close(grace=2.0)  # idempotent: one being ended is waited for
 
     def kill_all(self) -> None:
         """Neovim is gone: end every agent's process tree now, without waiting on asyncio."""
-        for client in list(self.clients.values()):
+        for client in [*self.clients.values(), *self._ending.values()]:
             if client.process is not None:
                 client.process.kill_tree()
 

@@ -1,8 +1,9 @@
 """``python -m minime.nvim.health '<json>'``: what ``:checkhealth minime`` needs from Python.
 
 Prints one JSON object a line, flushed as soon as known, so a check that hangs or dies still
-leaves the earlier lines: ``{"python": …, "packages": …}``, then ``{"agent_file": …}`` when
-the arguments name one, then ``{"live": …}`` when asked to start the agent. Arguments (one
+leaves the earlier lines: ``{"python": …, "packages": …}``, then (only when every package is
+installed: else the one thing to say is to install them) ``{"agent_file": …}`` when the
+arguments name one, then ``{"live": …}`` when asked to start the agent. Arguments (one
 JSON object, the agent as lua/minime/agents/ resolved it): ``command``, ``env``,
 ``agent_file``, ``discovery``, ``cwd``, ``live``, ``timeout`` (seconds for ``initialize``),
 ``editor_tools``: with ``"mcp"``, ``{"bridge": …}`` says whether the editor's MCP server starts
@@ -152,7 +153,10 @@ async def bridge(cwd: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    emit(**versions())
+    found = versions()
+    emit(**found)
+    if None in found["packages"].values():
+        return 0  # the agent file and the live check need them: the one fix is to install them
     args = json.loads(argv[0]) if argv else {}
     if not isinstance(args, dict):
         args = {}

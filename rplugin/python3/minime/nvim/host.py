@@ -9,6 +9,7 @@ prompts.py (permissions), render.py (the turn float's batches).
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 import os
@@ -56,6 +57,8 @@ class Host:
         self._readying: SingleFlight[str, Session] = SingleFlight()
         # cwds whose running turn :MiniMeStop ends: their end reads "stopped", not an error.
         self._stopped: set[str] = set()
+        # Each cwd's running turn: set when its last event (the end) has been rendered.
+        self._turn_ended: dict[str, asyncio.Event] = {}
         # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
         # an ask that starts a turn, so that one refused mid-turn changes nothing.
         self.tool_ctx: dict[str, dict[str, Any]] = {}
@@ -164,7 +167,10 @@ class Host:
 
     async def op_ask(self, ask: ops.Ask) -> None:
         cwd = os.path.realpath(ask.cwd)
-        if not self._accept(cwd, ask, ":MiniMeCancel stops it"):
+        kept = ":MiniMeCancel stops it; your text is kept for the next input"
+        if not self._accept(cwd, ask, kept):
+            # Typed text is never lost: the next input of this cwd opens with it.
+            self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
             return
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
@@ -221,6 +227,7 @@ class Host:
         return session
 
     async def _run_turn(self, session: Session, cwd: str, prompt: str) -> None:
+        ended = self._turn_ended[cwd] = asyncio.Event()
         try:
             async for event in session.stream(prompt):
                 if self.modes.follow(cwd, session, event):
@@ -234,6 +241,10 @@ class Host:
             self._fail(cwd, str(exc), session.session_id)
             if not session.client.alive:
                 self.pool.drop(session.client)
+        finally:
+            ended.set()
+            if self._turn_ended.get(cwd) is ended:
+                del self._turn_ended[cwd]
 
     def _fail(self, cwd: str, message: str, session_id: str = "") -> None:
         if cwd in self._stopped:  # :MiniMeStop ended it: a stop, not an error
@@ -284,13 +295,22 @@ class Host:
         if waiting is not None and waiting.end("cancelled"):  # an ask of the old conversation
             self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
             self._flush()  # its end reaches Lua (MiniMeTurnDone) before the reset
+        ended = self._turn_ended.get(cwd)
+        current = self.pool.sessions.get(cwd)
+        if current is not None and current.busy:
+            # The old turn ends in the old conversation (its "■ cancelled" line and title):
+            # the session stays the cwd's until then, so an ask meanwhile is refused. The
+            # library ends a turn the agent does not end within cancel_timeout.
+            await current.cancel()
+            if ended is not None:
+                await ended.wait()
+        self._flush()
         session = self.pool.sessions.pop(cwd, None)
         if session is not None:
-            if session.busy:
-                await session.cancel()
             session.client.forget(session)
             self.modes.publish(cwd, None)
         self.render(cwd, events.Reset())
+        self._flush()  # the float is empty when the message says so
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
     async def op_stop(self, stop: ops.Stop) -> None:
