@@ -26,6 +26,7 @@ local float = require("minime.ui.turn.float")
 local folds = require("minime.ui.turn.folds")
 local text = require("minime.ui.turn.text")
 local tools = require("minime.ui.turn.tools")
+local window = require("minime.ui.window")
 
 local api = vim.api
 local str, visible = text.str, float.visible
@@ -68,6 +69,7 @@ local MAX_ERRORS = 100
 ---@field key string
 ---@field buf integer
 ---@field win? integer
+---@field last_win? integer the float last opened (it follows the user to another tab page)
 ---@field cwd string
 ---@field session_id? string
 ---@field running boolean
@@ -384,6 +386,19 @@ end
 --- 'foldexpr' and 'foldtext' of the float (the window options name them here).
 M.foldexpr = folds.expr
 M.foldtext = folds.text
+
+-- The float shown when its tab page was left shows in the tab page entered (unfocused): floats
+-- live only in the current tab page (minime.ui.window).
+window.on_tab_enter(function(moved)
+  for key, t in pairs(turns) do
+    if t.last_win and moved[t.last_win] and not visible(t) and M.shown() == nil then
+      if api.nvim_buf_is_valid(t.buf) then
+        last_key = key
+        float.show(t, false)
+      end
+    end
+  end
+end)
 
 api.nvim_create_autocmd("VimResized", {
   group = api.nvim_create_augroup("minime.ui.turn", { clear = true }),
