@@ -103,3 +103,24 @@ def test_a_random_sequence_never_crashes_nor_raises_an_internal_error(tmp_path: 
 
         shrunk = shrink(fresh, prefix, seed, seconds=40)
         pytest.fail(f"MINIME_SEED={seed}: {failure}\nshrunk sequence: {shrunk}\nfull: {prefix}")
+
+
+def test_a_permission_prompt_follows_the_user_to_another_tab_page_unanswered(
+    tmp_path: Path,
+) -> None:
+    """Leaving the tab page closes the prompt's float there, which is no rejection: it shows
+    in the page entered, and its answer still reaches the agent."""
+    with sequence_editor(tmp_path) as ed:
+        ed.ask("/bash ls -la")
+        first = ed.permission_win()
+        ed.nvim.command("tabnew")
+        win = ed.permission_win(other_than=first)
+        assert ed.lua("return vim.api.nvim_win_is_valid(...)", first) is False
+        assert ed.lua("return vim.api.nvim_win_get_tabpage(...)", win) == ed.lua(
+            "return vim.api.nvim_get_current_tabpage()"
+        )
+        assert "bash: ls -la" in "\n".join(ed.float_lines(win))
+        assert ed.done() == []  # not rejected
+        ed.press(win, "1")
+        ed.wait_done()
+        assert "ran: ls -la" in ed.turn_text()
