@@ -97,7 +97,8 @@ end
 --- Put the cursor on the last line.
 ---@param t minime.turn.Turn
 function M.follow(t)
-  api.nvim_win_set_cursor(t.win, { t.row + 1, 0 })
+  local last = api.nvim_buf_line_count(api.nvim_win_get_buf(t.win))
+  api.nvim_win_set_cursor(t.win, { math.min(t.row + 1, last), 0 })
 end
 
 --- Whether the end of the text is in view: then the float follows the stream (the cursor can

@@ -180,6 +180,14 @@ end
 local function apply(key, events)
   local fresh = turns[key] == nil
   local t = get_turn(key)
+  if api.nvim_buf_line_count(t.buf) ~= t.row + 1 then
+    -- The buffer changed behind the tracked end (O(1) to check): go on from what it holds.
+    record(("the conversation's end was at line %d, its buffer has %d"):format(
+      t.row + 1,
+      api.nvim_buf_line_count(t.buf)
+    ))
+    buffer.sync_end(t)
+  end
   local was_running = t.running
   local shown = visible(t)
   local at_end = shown and float.at_end(t)
