@@ -152,6 +152,18 @@ local out = {
   stderr = host and host.stderr or {},
   notes = {},
 }
+-- A float of the plugin in a tab page the user is not in: Neovim 0.11.4 crashes on it later.
+out.elsewhere = {}
+local here = vim.api.nvim_get_current_tabpage()
+for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+  for _, w in ipairs(tab ~= here and vim.api.nvim_tabpage_list_wins(tab) or {}) do
+    local b = vim.api.nvim_win_get_buf(w)
+    if vim.api.nvim_win_get_config(w).relative ~= '' and vim.b[b].minime then
+      table.insert(out.elsewhere, ('%s float %d in tab page %d'):format(
+        vim.b[b].minime, w, vim.api.nvim_tabpage_get_number(tab)))
+    end
+  end
+end
 for _, n in ipairs(_G.notes) do
   if n.level == vim.log.levels.ERROR or n.level == vim.log.levels.WARN then
     table.insert(out.notes, n.msg)
@@ -250,6 +262,7 @@ class Runner:
         problems += [f"turn float: {e}" for e in state["turn"]]
         problems += [f"permission float: {e}" for e in state["perm"]]
         problems += [f"tab page hooks: {e}" for e in state["window"]]
+        problems += [f"left behind: {e}" for e in state["elsewhere"]]
         problems += [f"host stderr: {line}" for line in bad_errors("\n".join(state["stderr"]))]
         for note in state["notes"]:
             problems += [f"notification: {line}" for line in bad_errors(note)]

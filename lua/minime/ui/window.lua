@@ -256,6 +256,14 @@ api.nvim_create_autocmd("TabEnter", {
   group = group,
   callback = function()
     vim.schedule(function()
+      -- None should be left in another page; one that was (its close refused in TabLeave)
+      -- goes now, or when its page is entered if it is that page's current window.
+      local here = api.nvim_get_current_tabpage()
+      for win in pairs(floats) do
+        if api.nvim_win_is_valid(win) and api.nvim_win_get_tabpage(win) ~= here then
+          M.close(win)
+        end
+      end
       for win in pairs(pending) do
         if not api.nvim_win_is_valid(win) then
           pending[win] = nil
