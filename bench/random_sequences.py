@@ -2,7 +2,9 @@
 """Random sequences of the plugin's commands and window moves (tests/sequences.py), thousands of
 steps: seeds one after another, each in a fresh Neovim with the plugin on the fake mm, checked
 after every step (Neovim answers, no internal error). One JSON line per seed, then a summary:
-steps, seeds, crashes (Neovim died or froze), errors (an internal error raised), seconds.
+steps, seeds, crashes (Neovim died or froze), errors (an internal error raised), resyncs
+(batches that found the conversation's end moved and went on from the buffer: not shown to
+the user, counted to find what moves it), seconds.
 
     .venv/bin/python bench/random_sequences.py [STEPS] [STEPS_PER_SEED] [FIRST_SEED]
 
@@ -27,7 +29,7 @@ def main() -> None:
     total = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     per_seed = int(sys.argv[2]) if len(sys.argv) > 2 else 300
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
-    steps_run = seeds = crashes = errors = 0
+    steps_run = seeds = crashes = errors = resyncs = 0
     start = time.monotonic()
     while steps_run < total:
         steps = random_steps(random.Random(seed), min(per_seed, total - steps_run))
@@ -36,8 +38,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="minime-seq-") as tmp:
             try:
                 with sequence_editor(Path(tmp)) as ed:
-                    run_steps(ed, steps, seed)
-                record.update(steps=len(steps), result="ok")
+                    runner = run_steps(ed, steps, seed)
+                resyncs += runner.resyncs
+                record.update(steps=len(steps), result="ok", resyncs=runner.resyncs)
                 steps_run += len(steps)
             except Failure as f:
                 crashes += f.crashed
@@ -59,6 +62,7 @@ def main() -> None:
         "seeds": seeds,
         "crashes": crashes,
         "errors": errors,
+        "resyncs": resyncs,
         "seconds": round(time.monotonic() - start, 1),
     }
     print(json.dumps(summary), flush=True)

@@ -148,6 +148,7 @@ local out = {
   errmsg = vim.v.errmsg,
   messages = vim.fn.execute('messages'),
   turn = turn and turn.errors or {},
+  resyncs = turn and #turn.resyncs or 0,
   perm = perm and perm.errors or {},
   stderr = host and host.stderr or {},
   notes = {},
@@ -171,7 +172,7 @@ for _, n in ipairs(_G.notes) do
 end
 vim.v.errmsg = ''
 vim.cmd('messages clear')
-if turn then turn.errors = {} end
+if turn then turn.errors, turn.resyncs = {}, {} end
 if perm then perm.errors = {} end
 if window then window.errors = {} end
 _G.notes = {}
@@ -200,6 +201,7 @@ class Runner:
     ed: Editor
     rng: random.Random = field(default_factory=random.Random)
     done: list[str] = field(default_factory=list)
+    resyncs: int = 0  # batches that found the conversation's end moved (turn.resyncs)
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.ed.lua(code, *args)
@@ -252,6 +254,7 @@ class Runner:
             state = self.lua(CHECK)
         except (OSError, EOFError) as e:
             raise Failure(index, step, f"{type(e).__name__}: {e}", crashed=True) from None
+        self.resyncs += state["resyncs"]  # self-healed, not shown: counted, not failed
         problems: list[str] = []
         if user_error.startswith("plugin: ") or bad_errors(user_error):
             problems.append(f"command: {user_error}")
@@ -317,9 +320,11 @@ def sequence_editor(directory: Path) -> Iterator[Editor]:
         yield ed
 
 
-def run_steps(ed: Editor, steps: list[str], seed: int = 0) -> None:
+def run_steps(ed: Editor, steps: list[str], seed: int = 0) -> Runner:
     """Run ``steps`` in ``ed``; raises Failure at the first crash or internal error."""
-    Runner(ed, random.Random(seed)).run(steps)
+    runner = Runner(ed, random.Random(seed))
+    runner.run(steps)
+    return runner
 
 
 def fails(directory: Path, steps: list[str], seed: int) -> Failure | None:
