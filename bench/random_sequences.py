@@ -41,6 +41,10 @@ def main() -> None:
                     runner = run_steps(ed, steps, seed)
                 resyncs += runner.resyncs
                 record.update(steps=len(steps), result="ok", resyncs=runner.resyncs)
+                if runner.resyncs:
+                    record["resynced_after"] = [
+                        steps[max(0, i - 3) : i + 1] for i in runner.resynced_at
+                    ]
                 steps_run += len(steps)
             except Failure as f:
                 crashes += f.crashed

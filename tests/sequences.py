@@ -202,6 +202,7 @@ class Runner:
     rng: random.Random = field(default_factory=random.Random)
     done: list[str] = field(default_factory=list)
     resyncs: int = 0  # batches that found the conversation's end moved (turn.resyncs)
+    resynced_at: list[int] = field(default_factory=list)  # after which steps
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.ed.lua(code, *args)
@@ -254,7 +255,9 @@ class Runner:
             state = self.lua(CHECK)
         except (OSError, EOFError) as e:
             raise Failure(index, step, f"{type(e).__name__}: {e}", crashed=True) from None
-        self.resyncs += state["resyncs"]  # self-healed, not shown: counted, not failed
+        if state["resyncs"]:  # self-healed, not shown: counted (where), not failed
+            self.resyncs += state["resyncs"]
+            self.resynced_at.append(index)
         problems: list[str] = []
         if user_error.startswith("plugin: ") or bad_errors(user_error):
             problems.append(f"command: {user_error}")
