@@ -148,7 +148,7 @@ local out = {
   errmsg = vim.v.errmsg,
   messages = vim.fn.execute('messages'),
   turn = turn and turn.errors or {},
-  resyncs = turn and #turn.resyncs or 0,
+  resyncs = turn and turn.resyncs and #turn.resyncs or 0,
   perm = perm and perm.errors or {},
   stderr = host and host.stderr or {},
   notes = {},
@@ -172,7 +172,7 @@ for _, n in ipairs(_G.notes) do
 end
 vim.v.errmsg = ''
 vim.cmd('messages clear')
-if turn then turn.errors, turn.resyncs = {}, {} end
+if turn then turn.errors, turn.resyncs = {}, turn.resyncs and {} end
 if perm then perm.errors = {} end
 if window then window.errors = {} end
 _G.notes = {}
