@@ -124,3 +124,15 @@ def test_a_permission_prompt_follows_the_user_to_another_tab_page_unanswered(
         ed.press(win, "1")
         ed.wait_done()
         assert "ran: ls -la" in ed.turn_text()
+
+
+def test_the_log_with_no_room_for_its_window_says_so_plainly(tmp_path: Path) -> None:
+    """E36 (no room for the log's split) was a traceback in the host's stderr."""
+    with sequence_editor(tmp_path) as ed:
+        run_steps(ed, ["ask+ /say hi", ":MiniMeToggle", ":set lines=8"])
+        for _ in range(8):
+            ed.lua("pcall(vim.cmd, 'split')")
+        ed.nvim.command("MiniMeLog")
+        ed.wait_note("no room for the log window")
+        assert not [line for line in ed.lua("return require('minime.host').stderr") if line]
+        assert ed.lua("return vim.fn.bufwinid('minime://log')") == -1
