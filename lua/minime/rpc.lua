@@ -294,9 +294,11 @@ function M.show_log(lines)
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then
     api.nvim_set_current_win(win)
-  else
-    vim.cmd("botright split")
+  elseif pcall(vim.cmd, "botright split") then
     api.nvim_win_set_buf(0, buf)
+  else
+    -- No room for a split (E36): say so plainly; the log is kept for the next :MiniMeLog.
+    vim.notify("minime: no room for the log window — make room (:only) and :MiniMeLog again")
   end
 end
 

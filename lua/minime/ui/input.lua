@@ -39,7 +39,7 @@ local function win_config(opts, n)
   local title = opts.prompt_title and vim.trim(window.oneline(opts.prompt_title))
   base.title = title and (" " .. title .. " ") or nil
   local anchor = opts.anchor
-  if anchor and api.nvim_win_is_valid(anchor) then
+  if window.here(anchor) then
     local cfg = window.centered(base, height)
     local aw = api.nvim_win_get_width(anchor)
     local ah = api.nvim_win_get_height(anchor)
@@ -63,7 +63,7 @@ function M.open(opts)
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
 
   local prev = api.nvim_get_current_win()
-  local win = api.nvim_open_win(buf, true, win_config(opts, #lines))
+  local win = window.open_float(buf, true, win_config(opts, #lines))
   api.nvim_win_set_cursor(win, { #lines, #lines[#lines] })
   vim.wo[win].wrap = true
   vim.cmd("startinsert!")
@@ -84,8 +84,8 @@ function M.open(opts)
     end
     done = true
     vim.cmd.stopinsert()
-    window.close(win)
-    if api.nvim_win_is_valid(prev) then
+    window.close(win, prev)
+    if window.here(prev) then
       pcall(api.nvim_set_current_win, prev)
     end
     if fn then

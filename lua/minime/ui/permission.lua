@@ -177,7 +177,7 @@ local function show(p, answering)
   p.buf = window.scratch("permission")
   local lines, first = fill(p)
   local timeout = tonumber(p.req.timeout)
-  if timeout and timeout > 0 then
+  if timeout and timeout > 0 and not p.deadline then
     p.deadline = now_ms() + timeout * 1000
   end
 
@@ -190,10 +190,10 @@ local function show(p, answering)
       end
     end)
   end
-  local ok, win = pcall(api.nvim_open_win, p.buf, enter, win_config(p, lines))
+  local ok, win = pcall(window.open_float, p.buf, enter, win_config(p, lines))
   if not ok and enter then
     enter, p.live_at = false, nil
-    win = api.nvim_open_win(p.buf, false, win_config(p, lines))
+    win = window.open_float(p.buf, false, win_config(p, lines))
   elseif not ok then
     error(win, 0)
   end
@@ -203,13 +203,17 @@ local function show(p, answering)
   if not enter then
     focus.ring(p)
   end
-  -- Closed some other way (:q, <C-w>c): a rejection. Scheduled: no new float in WinClosed.
+  -- Closed some other way (:q, <C-w>c): a rejection; closed by leaving its tab page: shown
+  -- again in the page entered (below). Scheduled: no new float in WinClosed.
+  local shown_win = p.win
   api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(p.win),
     once = true,
     callback = function()
       vim.schedule(function()
-        answer(p, nil)
+        if not window.moved(shown_win) then
+          answer(p, nil)
+        end
       end)
     end,
   })
@@ -374,6 +378,18 @@ M.focus = focus.enter_shown
 
 --- :MiniMePermission: go to the oldest pending prompt, or say there is none.
 M.jump = focus.jump
+
+-- The prompt shown when its tab page was left shows again in the page entered, its countdown
+-- going on (floats live only in the current tab page: minime.ui.window).
+window.on_tab_enter(function(moved)
+  local p = prompts.shown
+  if p and not p.done and moved[p.win] then
+    stop(p.timer)
+    stop(p.delay_timer)
+    p.timer, p.delay_timer = nil, nil
+    show(p)
+  end
+end)
 
 api.nvim_create_autocmd("VimResized", {
   group = api.nvim_create_augroup("minime.ui.permission", { clear = true }),

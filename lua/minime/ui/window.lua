@@ -133,13 +133,155 @@ function M.scratch(kind, bufhidden)
   return buf
 end
 
---- Close a window if it is still valid (never errors, e.g. for the last window).
+-- Every float of the plugin is opened here (`open_float`) and closed here (`close`), and lives
+-- only in the tab page the user is in. Neovim 0.11.4 crashes on a float left in another tab
+-- page: wiping the buffer of that page's last other window frees a frame it still reads
+-- (winframe_remove, SIGSEGV; fixed after 0.11.4, neovim/neovim#37244), and closing the float
+-- from another tab while it is that page's current and previous window leaves the page's
+-- current window pointing at freed memory (E315 at the next redraw, then SIGSEGV or a double
+-- free). So leaving a tab page closes the plugin's floats in it (TabLeave, before the page is
+-- left: no float is ever in a page the user is not in), their owners' WinClosed handlers ask
+-- `moved(win)` to tell that from the user closing it, and `on_tab_enter` hooks show them again
+-- in the page entered. The current window is left before it is closed, so a closed float never
+-- leaves its window as both the current and the previous one.
+local floats = {} ---@type table<integer, true>
+local moved = {} ---@type table<integer, true>
+local pending = {} ---@type table<integer, true> closed once their tab page is the current one
+local followers = {} ---@type fun(moved: table<integer, true>)[]
+
+--- Failures of the tab page hooks (never thrown at the user; tests read them).
+---@type string[]
+M.errors = {}
+
+--- Whether `win` is a valid window of the current tab page.
 ---@param win integer?
-function M.close(win)
-  if win and api.nvim_win_is_valid(win) then
-    pcall(api.nvim_win_close, win, true)
+---@return boolean
+function M.here(win)
+  return win ~= nil
+    and api.nvim_win_is_valid(win)
+    and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
+end
+
+--- Open a float of the plugin (nvim_open_win) in the current tab page.
+---@param buf integer
+---@param enter boolean
+---@param cfg vim.api.keyset.win_config
+---@return integer win
+function M.open_float(buf, enter, cfg)
+  local win = api.nvim_open_win(buf, enter, cfg)
+  floats[win] = true
+  return win
+end
+
+--- Whether `win` was closed by its tab page being left (not by the user): its owner shows it
+--- again from an `on_tab_enter` hook.
+---@param win integer?
+---@return boolean
+function M.moved(win)
+  return win ~= nil and moved[win] == true
+end
+
+--- Run `fn(moved)` (scheduled) after each tab page is entered; `moved` holds the floats the
+--- last TabLeave closed.
+---@param fn fun(moved: table<integer, true>)
+function M.on_tab_enter(fn)
+  followers[#followers + 1] = fn
+end
+
+--- A window of the current tab page to stand in while `win` closes: `back` if given and fit,
+--- else the previous window, else the first one that is not a float.
+local function stand_in(win, back)
+  if back ~= win and M.here(back) then
+    return back
+  end
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  if prev ~= 0 and prev ~= win and api.nvim_win_get_config(prev).relative == "" then
+    return prev
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if w ~= win and api.nvim_win_get_config(w).relative == "" then
+      return w
+    end
   end
 end
+
+--- Close a window if it is still valid (never errors, e.g. for the last window). The current
+--- window is left first (for `back` when given); a window of another tab page that is that
+--- page's current window is closed when the page is entered again.
+---@param win integer?
+---@param back? integer the window to stand in while it closes
+function M.close(win, back)
+  if not (win and api.nvim_win_is_valid(win)) then
+    if win then
+      floats[win] = nil
+    end
+    return
+  end
+  local tab = api.nvim_win_get_tabpage(win)
+  if tab ~= api.nvim_get_current_tabpage() and api.nvim_tabpage_get_win(tab) == win then
+    pending[win] = true
+    return
+  end
+  if win == api.nvim_get_current_win() then
+    local other = stand_in(win, back)
+    if other then
+      pcall(api.nvim_set_current_win, other)
+    end
+  end
+  if pcall(api.nvim_win_close, win, true) then
+    floats[win], pending[win] = nil, nil
+  elseif api.nvim_win_is_valid(win) then
+    vim.schedule(function() -- refused now (a text lock): once Neovim allows it
+      M.close(win)
+    end)
+  end
+end
+
+local group = api.nvim_create_augroup("minime.ui.window", { clear = true })
+api.nvim_create_autocmd("TabLeave", {
+  group = group,
+  callback = function()
+    local tab = api.nvim_get_current_tabpage()
+    for win in pairs(floats) do
+      if not api.nvim_win_is_valid(win) then
+        floats[win] = nil
+      elseif api.nvim_win_get_tabpage(win) == tab then
+        moved[win] = true
+        M.close(win)
+      end
+    end
+  end,
+})
+api.nvim_create_autocmd("TabEnter", {
+  group = group,
+  callback = function()
+    vim.schedule(function()
+      -- None should be left in another page; one that was (its close refused in TabLeave)
+      -- goes now, or when its page is entered if it is that page's current window.
+      local here = api.nvim_get_current_tabpage()
+      for win in pairs(floats) do
+        if api.nvim_win_is_valid(win) and api.nvim_win_get_tabpage(win) ~= here then
+          M.close(win)
+        end
+      end
+      for win in pairs(pending) do
+        if not api.nvim_win_is_valid(win) then
+          pending[win] = nil
+        elseif M.here(win) then
+          M.close(win)
+        end
+      end
+      local now = moved
+      moved = {}
+      for _, fn in ipairs(followers) do
+        local ok, err = pcall(fn, now)
+        if not ok then
+          M.errors[#M.errors + 1] = tostring(err)
+        end
+      end
+    end)
+  end,
+})
 
 --- Make a string safe for one buffer line: no newlines.
 ---@param s any

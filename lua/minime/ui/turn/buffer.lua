@@ -70,18 +70,14 @@ function M.sync_end(t)
   t.prev_col = #lines > 1 and #lines[1] or 0
 end
 
---- Edit inside the buffer (not at its end) with one nvim_buf_set_text, keeping the end
---- position right. `last` says whether the edited range reaches the end of the buffer.
+--- Edit inside the buffer (not at its end) with one nvim_buf_set_text; the end position is
+--- read back after it (two O(1) calls), never worked out from the edit: a range computed
+--- from a stale mark put it off by lines, and every later append failed.
 ---@param t minime.turn.Turn
 function M.splice(t, srow, scol, erow, ecol, lines)
-  local last = erow == t.row
   fold_rows[t.buf] = nil
   api.nvim_buf_set_text(t.buf, srow, scol, erow, ecol, lines)
-  if last then
-    M.sync_end(t)
-  else
-    t.row = t.row + (#lines - 1) - (erow - srow)
-  end
+  M.sync_end(t)
 end
 
 --- Set an extmark in ns_fold (a region foldexpr reads).

@@ -26,11 +26,12 @@ local win_options = {
   fillchars = "eob: ,fold: ",
 }
 
---- Whether the turn's float is open (forgetting a window closed from outside).
+--- Whether the turn's float is open in this tab page (forgetting a window closed from outside).
 ---@param t minime.turn.Turn
 ---@return boolean
 function M.visible(t)
-  if t.win and not api.nvim_win_is_valid(t.win) then
+  if t.win and not window.here(t.win) then
+    window.close(t.win) -- in another tab page: closed there (minime.ui.window)
     t.win = nil
   end
   return t.win ~= nil
@@ -106,7 +107,8 @@ end
 --- Put the cursor on the last line.
 ---@param t minime.turn.Turn
 function M.follow(t)
-  api.nvim_win_set_cursor(t.win, { t.row + 1, 0 })
+  local last = api.nvim_buf_line_count(api.nvim_win_get_buf(t.win))
+  api.nvim_win_set_cursor(t.win, { math.min(t.row + 1, last), 0 })
 end
 
 --- Whether the end of the text is in view: then the float follows the stream (the cursor can
@@ -125,10 +127,16 @@ function M.set_options(win)
   end
 end
 
---- Open the float on the turn's buffer, at its end.
+--- Open the float on the turn's buffer, at its end (entered as `window.focus` says, unless
+--- `enter` says otherwise).
 ---@param t minime.turn.Turn
-function M.show(t)
-  t.win = api.nvim_open_win(t.buf, config.options.window.focus, M.config(t))
+---@param enter? boolean
+function M.show(t, enter)
+  if enter == nil then
+    enter = config.options.window.focus
+  end
+  t.win = window.open_float(t.buf, enter, M.config(t))
+  t.last_win = t.win
   M.set_options(t.win)
   M.follow(t)
 end

@@ -26,6 +26,7 @@ local float = require("minime.ui.turn.float")
 local folds = require("minime.ui.turn.folds")
 local text = require("minime.ui.turn.text")
 local tools = require("minime.ui.turn.tools")
+local window = require("minime.ui.window")
 
 local api = vim.api
 local str, visible = text.str, float.visible
@@ -49,6 +50,11 @@ M.on_reply = function(key)
   require("minime.actions").reply(key)
 end
 
+--- Batches that found the buffer's end elsewhere than tracked (and went on from the buffer):
+--- tests and bench/random_sequences.py count them.
+---@type string[]
+M.resyncs = {}
+
 local MAX_ERRORS = 100
 
 ---@class minime.turn.Tool
@@ -68,6 +74,7 @@ local MAX_ERRORS = 100
 ---@field key string
 ---@field buf integer
 ---@field win? integer
+---@field last_win? integer the float last opened (it follows the user to another tab page)
 ---@field cwd string
 ---@field session_id? string
 ---@field running boolean
@@ -108,7 +115,8 @@ local function get_turn(key)
     t = { key = key, cwd = key, running = false } --[[@as minime.turn.Turn]]
     turns[key] = t
     buffer.make(t)
-  elseif not api.nvim_buf_is_valid(t.buf) then
+  elseif not api.nvim_buf_is_loaded(t.buf) then -- wiped, or unloaded (it would read as empty)
+    pcall(api.nvim_buf_delete, t.buf, { force = true })
     buffer.forget(t.buf)
     float.hide(t)
     buffer.make(t)
@@ -178,6 +186,14 @@ end
 local function apply(key, events)
   local fresh = turns[key] == nil
   local t = get_turn(key)
+  if api.nvim_buf_line_count(t.buf) ~= t.row + 1 then
+    -- The buffer changed behind the tracked end (O(1) to check): go on from what it holds.
+    M.resyncs[#M.resyncs + 1] = ("the end was at line %d, the buffer has %d"):format(
+      t.row + 1,
+      api.nvim_buf_line_count(t.buf)
+    )
+    buffer.sync_end(t)
+  end
   local was_running = t.running
   local shown = visible(t)
   local at_end = shown and float.at_end(t)
@@ -256,7 +272,7 @@ end
 ---@return boolean
 function M.open(key)
   local t = turns[key]
-  if not t or not api.nvim_buf_is_valid(t.buf) then
+  if not t or not api.nvim_buf_is_loaded(t.buf) then
     return false
   end
   last_key = key
@@ -376,6 +392,19 @@ end
 --- 'foldexpr' and 'foldtext' of the float (the window options name them here).
 M.foldexpr = folds.expr
 M.foldtext = folds.text
+
+-- The float shown when its tab page was left shows in the tab page entered (unfocused): floats
+-- live only in the current tab page (minime.ui.window).
+window.on_tab_enter(function(moved)
+  for key, t in pairs(turns) do
+    if t.last_win and moved[t.last_win] and not visible(t) and M.shown() == nil then
+      if api.nvim_buf_is_loaded(t.buf) then
+        last_key = key
+        float.show(t, false)
+      end
+    end
+  end
+end)
 
 api.nvim_create_autocmd("VimResized", {
   group = api.nvim_create_augroup("minime.ui.turn", { clear = true }),
