@@ -122,8 +122,10 @@ local writes = 0
 --- events are ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
 local function show(cwd, rel, old, new, note, unsaved)
   local turn = require("minime.ui.turn")
-  if not unsaved and old ~= false and old ~= new and turn.shows_change(cwd, rel, old, new) then
-    return -- the agent's own tool line already shows this very change
+  if old ~= false and old ~= new and turn.shows_change(cwd, rel, old, new) then
+    -- The agent's own tool line already shows this very change (over unsaved edits too: its
+    -- diff was made from them, and the user saw it in the prompt that allowed the write).
+    return
   end
   writes = writes + 1
   local id = "fs/write_text_file " .. writes

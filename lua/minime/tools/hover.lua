@@ -13,9 +13,9 @@ local METHOD = "textDocument/hover"
 
 --- Whether the symbol at the position is defined only outside the scope (a library's file):
 --- its docstring is that file's text, not shown. A server that cannot say keeps the hover.
-local function defined_outside(scope, entry, line, col, timeout_ms)
+local function defined_outside(scope, entry, line, col)
   local out = lsp.collector(scope, { max_lines = 50, max_bytes = 100000, max_line_bytes = 200 })
-  local ok = pcall(lsp.locations_at, out, entry, line, col, "textDocument/definition", timeout_ms)
+  local ok = pcall(lsp.locations_at, out, entry, line, col, "textDocument/definition")
   return ok and out.outside > 0 and #out.items == 0
 end
 
@@ -39,7 +39,7 @@ local function handler(args, ctx)
     end
   end
   local body = text.sanitize(table.concat(parts, "\n\n---\n\n"))
-  if body ~= "" and defined_outside(scope, entry, line, col, ctx.lsp_timeout_ms) then
+  if body ~= "" and defined_outside(scope, entry, line, col) then
     return { path = entry.path, line = line, col = col, text = "", outside = 1 }
   end
   body = scope:scrub(body)
