@@ -7,11 +7,13 @@ import pytest
 from nvim_harness import wait_for
 
 # Test hooks: `ask(req)` opens a prompt whose answers land in _G.answers as {id, option|'nil'}.
-# Keys work at once unless a test sets key_delay; notifications land in _G.notes.
+# Keys work at once unless a test sets key_delay; notifications land in _G.notes. The float takes
+# the focus by itself here (focus = "idle": nobody typed since start-up), so keys reach it; when
+# it does is test_permission_focus.py's.
 INIT = """
 _G.answers, _G.notes = {}, {}
 vim.notify = function(msg) table.insert(_G.notes, msg) end
-require('minime').setup({ permission = { key_delay = 0 } })
+require('minime').setup({ permission = { key_delay = 0, focus = 'idle' } })
 _G.ask = function(req)
   require('minime.ui.permission').open(req, function(option_id, remember, reason)
     table.insert(_G.answers, { req.id, option_id == nil and 'nil' or option_id })
@@ -141,6 +143,19 @@ def test_enter_elsewhere_does_nothing(nvim):
     assert answers(nvim) == [["r1", "allow"]]
 
 
+def test_enter_where_the_float_opens_answers_nothing(nvim):
+    """A habit's <CR> (the conversation's "reply" key) lands on no option: the cursor starts on
+    the line above them."""
+    ask(nvim, request())
+    typed = (
+        "vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(..., true, false, true), 'mx', false)"
+    )
+    nvim.exec_lua(typed, "<CR>")  # typed and run before this returns
+    assert answers(nvim) == [] and pending(nvim) == ["r1"]
+    nvim.exec_lua(typed, "j<CR>")  # onto the first option: now <CR> answers it
+    assert answers(nvim) == [["r1", "allow"]]
+
+
 def test_prompts_queue_and_show_one_at_a_time(nvim):
     ask(nvim, request("r1", title="first"))
     ask(nvim, request("r2", title="second"))
@@ -227,9 +242,10 @@ def test_diff_content_is_shown_as_a_unified_diff(nvim):
     assert "new_string: (2 lines)" in lines  # the diff already shows it
     ft = nvim.exec_lua("return vim.bo[vim.api.nvim_win_get_buf(0)].filetype")
     assert ft == "diff"
-    # The cursor sits on the first option so the options are in view.
+    # The cursor sits on the line just above the options, so they are in view (and <CR> there
+    # answers nothing).
     cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(0)[1]")
-    assert lines[cursor - 1] == "1. Allow — allow once"
+    assert lines[cursor - 1] == "" and lines[cursor].startswith("1. Allow — allow once")
 
 
 def test_closing_the_float_another_way_answers_nil_once(nvim):

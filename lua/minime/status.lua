@@ -1,5 +1,6 @@
---- Statusline piece: a spinner while a minime turn runs, and the session mode of the current
---- cwd when its agent has one (lua/minime/modes.lua); '' when there is neither.
+--- Statusline piece: a spinner while a minime turn runs, that a permission prompt waits, and
+--- the session mode of the current cwd when its agent has one (lua/minime/modes.lua); '' when
+--- there is none of them.
 ---
 --- In 'statusline':  %{%v:lua.require'minime.status'.statusline()%}
 --- In lualine:       sections = { lualine_x = { require('minime.status').statusline } }
@@ -18,6 +19,16 @@ local function running()
   return require("minime.ui.turn").running_count()
 end
 
+--- " · permission asked (:MiniMePermission)" while prompts wait (how many, when several).
+local function asking()
+  local queue = package.loaded["minime.ui.permission_queue"]
+  local n = queue and #queue.ids() or 0
+  if n == 0 then
+    return ""
+  end
+  return (" · %s asked (:MiniMePermission)"):format(n > 1 and (n .. " permissions") or "permission")
+end
+
 --- The statusline text: a spinner frame and "minime" while a turn runs, then " · mode: <name>"
 --- when the current cwd's session has a mode; '' when neither.
 ---@return string
@@ -25,9 +36,9 @@ function M.statusline()
   local n = running()
   local modes = package.loaded["minime.modes"]
   local mode = modes and modes.label(vim.uv.fs_realpath(vim.fn.getcwd()) or vim.fn.getcwd())
-  local tail = mode and (" · " .. mode) or ""
+  local tail = asking() .. (mode and (" · " .. mode) or "")
   if n == 0 then
-    return mode and ("minime" .. tail) or ""
+    return tail ~= "" and ("minime" .. tail) or ""
   end
   -- The frame follows the clock, so every window's statusline shows the same one.
   local frame = M.frames[math.floor(uv.hrtime() / (M.interval * 1e6)) % #M.frames + 1]

@@ -94,10 +94,22 @@ local function input_lines(input, has_diff)
   return lines
 end
 
---- The allow-once option `a` answers (remembered by the host for the session), if offered.
+--- The request's title on one line, for a message ("a tool call" when it has none).
+---@param req table
+---@return string
+function M.title_line(req)
+  return M.safe(str(req.title) ~= "" and window.oneline(req.title) or "a tool call")
+end
+
+--- The allow-once option `a` answers (the host remembers the exact request for the session),
+--- if offered; none when what the float shows came after the request (`req.filled`): the host
+--- remembers the request as it was asked.
 ---@param req table
 ---@return string?
 function M.remember_option(req)
+  if req.filled then
+    return nil
+  end
   for _, o in ipairs(type(req.options) == "table" and req.options or {}) do
     if type(o) == "table" and str(o.kind) == "allow_once" then
       return o.option_id
