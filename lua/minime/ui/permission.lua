@@ -246,7 +246,8 @@ local function follow_cursor(p)
         return
       end
       local rows, cfg = cursor_rows(p), api.nvim_win_get_config(p.win)
-      if rows and placement.clear_of(vim.deepcopy(cfg), rows).row ~= cfg.row then
+      local moved = rows and placement.clear_of(vim.deepcopy(cfg), rows)
+      if moved and (moved.row ~= cfg.row or moved.height ~= cfg.height) then
         local ok, err = pcall(retitle)
         if not ok then
           record("a permission prompt could not be moved", err)
