@@ -106,10 +106,11 @@ def test_the_float_says_what_each_answer_does(tmp_path: Path) -> None:
         lines = ed.float_lines(win)
         assert lines[-5:] == [
             "1. Allow — allow once",
-            "2. Always allow — allow always (remembered by the agent)",
+            "2. Always allow — mm will not ask again for any bash command in this session",
             "3. Reject — reject once",
-            "4. Never — reject always (remembered by the agent)",
-            "a. allow this exact request again without asking, until :MiniMeReset",
+            "4. Never — mm will reject any bash command in this session without asking",
+            "a. allow, and this exact request (same title and input) again without asking,"
+            " until :MiniMeReset",
         ]
         footer = "".join(c[0] for c in ed.float_config(win)["footer"])
         assert footer.strip() == "1-4 choose · a allow again · q reject"

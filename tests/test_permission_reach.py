@@ -118,3 +118,36 @@ def test_a_is_remembered_per_session_kind_and_input(tmp_path: Path) -> None:
         ed.press(win, "2")
         ed.wait_done(2)
         wait_for(lambda: 'optionId":"no"' in ed.turn_text(), message="the second answer")
+
+
+# -- what each option says it reaches --------------------------------------------------------------
+
+
+def options_shown(ed: Editor, win: int) -> list[str]:
+    return [x for x in ed.float_lines(win) if x[:3] in ("1. ", "2. ", "3. ", "4. ")]
+
+
+def test_mm_options_say_how_far_mm_remembers_them(tmp_path: Path) -> None:
+    """mm remembers Always allow / Never per tool, whatever the arguments: its bash, a client
+    tool. What the float says is then what mm does: after "Always allow" on `bash: ls`, mm
+    runs `bash: rm -rf build` without asking."""
+    with opened(tmp_path) as ed:
+        ed.ask('/bash ls\n/bash rm -rf build\n/tool read_buffer {"path":"README.md"}')
+        win = next_prompt(ed)
+        assert options_shown(ed, win) == [
+            "1. Allow — allow once",
+            "2. Always allow — mm will not ask again for any bash command in this session",
+            "3. Reject — reject once",
+            "4. Never — mm will reject any bash command in this session without asking",
+        ]
+        ed.press(win, "2")
+        win = next_prompt(ed, after=win)  # rm -rf build was not asked: mm allowed it itself
+        assert ed.float_lines(win)[0] == "client: read_buffer"
+        assert options_shown(ed, win)[1] == (
+            "2. Always allow — mm will not ask again for read_buffer with any arguments"
+            " in this session"
+        )
+        ed.press(win, "3")
+        ed.wait_done()
+        assert "bash -> ran: rm -rf build" in ed.turn_text()
+    assert permission_traffic(tmp_path)[0] == ["bash: ls", "client: read_buffer"]

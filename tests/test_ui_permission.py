@@ -88,7 +88,8 @@ def test_shows_the_request_and_the_options_as_sent_numbered(nvim):
     assert lines[-3:] == [
         "1. Yes, once — allow once",
         "2. Weird label ✓",
-        "a. allow this exact request again without asking, until :MiniMeReset",
+        "a. allow, and this exact request (same title and input) again without asking,"
+        " until :MiniMeReset",
     ]
     win = nvim.exec_lua("return require('minime.ui.permission').win()")
     info = nvim.exec_lua(
@@ -420,3 +421,32 @@ def test_any_request_text_is_shown(nvim, case):
     assert expected in shown(nvim)
     assert pending(nvim) == ["r1"] and answers(nvim) == []
     assert nvim.exec_lua("return require('minime.ui.permission').errors") == []
+
+
+def test_another_agents_always_options_say_it_is_its_own_rule(nvim):
+    """ACP says only that an "always" option is remembered: the words name the agent and claim
+    no more (an agent whose definition has no permission_reach)."""
+    ask(nvim, request(agent="claude", agent_label="Claude Code (claude-agent-acp)"))
+    assert shown(nvim)[-5:-1] == [
+        "1. Allow — allow once",
+        "2. Allow always — Claude Code (claude-agent-acp) will not ask again for this kind of"
+        " request — its own rule",
+        "3. Reject — reject once",
+        "4. Never — Claude Code (claude-agent-acp) will reject this kind of request without"
+        " asking — its own rule",
+    ]
+
+
+def test_an_input_that_came_after_the_request_takes_a_away(nvim):
+    """`a` remembers the request as it was asked: when what the float shows came later (the
+    call's update), it could not be exact, so it is not offered."""
+    ask(nvim, request(input=None, call_id="c1"))
+    assert shown(nvim)[-1].startswith("a. allow, and this exact request")
+    nvim.exec_lua(
+        "require('minime.ui.permission').call_update(...)", "/tmp/proj", "c1", {"plan": "x"}
+    )
+    lines = shown(nvim)
+    assert "plan: x" in lines and not any(x.startswith("a. ") for x in lines)
+    typed = "vim.api.nvim_feedkeys('a', 'mx', false)"
+    nvim.exec_lua(typed)
+    assert answers(nvim) == []

@@ -40,15 +40,11 @@ function M.safe(s)
   return s
 end
 
---- What each ACP option kind does, in words (the agent's own label comes first).
-local kind_words = {
-  allow_once = "allow once",
-  allow_always = "allow always (remembered by the agent)",
-  reject_once = "reject once",
-  reject_always = "reject always (remembered by the agent)",
-}
+-- What each option reaches, in words (after the agent's own label): permission_reach.lua.
+local reach = require("minime.ui.permission_reach")
 
-M.REMEMBER_LINE = "a. allow this exact request again without asking, until :MiniMeReset"
+M.REMEMBER_LINE =
+  "a. allow, and this exact request (same title and input) again without asking, until :MiniMeReset"
 
 local option_hl = {
   allow_once = "MiniMeOptionAllow",
@@ -185,13 +181,15 @@ function M.render(req)
   add("")
   local first = #lines
   local options = M.options(req)
+  local own = reach.own_words(req)
   for i, o in ipairs(options) do
     local key = i <= 9 and tostring(i) or " "
     local kind = str(o.kind)
     local line = ("%s. %s"):format(key, window.oneline(o.name or o.option_id))
     local label_end = #line
-    if kind_words[kind] then
-      line = line .. " — " .. kind_words[kind]
+    local words = reach.words(req, kind, own)
+    if words then
+      line = line .. " — " .. window.oneline(words)
     end
     add(line)
     marks[#marks + 1] = { #lines - 1, 0, #key + 1, "MiniMeOptionKey" }

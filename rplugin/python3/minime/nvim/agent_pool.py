@@ -46,12 +46,22 @@ class AgentPool:
         self._opening: SingleFlight[str, Session] = SingleFlight()
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
         self._told_disabled: set[str] = set()
+        # Each client's agent as the ask that started it named it: (definition name, label).
+        self._named: dict[Client, tuple[str, str]] = {}
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
     def busy(self, cwd: str) -> bool:
         session = self.sessions.get(cwd)
         return session is not None and session.busy
+
+    def agent_of(self, session_id: str) -> tuple[str, str]:
+        """(definition name, label) of the agent that runs session ``session_id`` ("" unknown):
+        what a permission float's words for the agent's options go by."""
+        for session in self.sessions.values():
+            if session.session_id == session_id:
+                return self._named.get(session.client, ("", ""))
+        return ("", "")
 
     def cwd_of(self, session_id: str) -> str:
         for cwd, session in self.sessions.items():
@@ -166,6 +176,7 @@ class AgentPool:
             cancel_timeout=_seconds(payload.cancel_timeout, 30.0),
         )
         self.clients[key] = client
+        self._named[client] = (payload.agent or "", payload.label or payload.agent or "")
         assert client.process is not None
         self._bridge.lua("require('minime.rpc').track_agent(...)", client.process.pid)
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
@@ -173,6 +184,7 @@ class AgentPool:
 
     def drop(self, client: Client) -> None:
         """``client`` died: neither it nor its sessions are used again."""
+        self._named.pop(client, None)
         for key, known in list(self.clients.items()):
             if known is client:
                 del self.clients[key]

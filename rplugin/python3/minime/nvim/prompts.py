@@ -41,7 +41,11 @@ class Prompts:
         # agent's allow-once option id.
         self._remembered: dict[tuple[str, str, str, bytes], str] = {}
 
-    async def ask(self, request: PermissionRequest, cwd: str) -> permissions.Decision:
+    async def ask(
+        self, request: PermissionRequest, cwd: str, agent: tuple[str, str] = ("", "")
+    ) -> permissions.Decision:
+        """``agent``: (definition name, label) of the agent asking: the float's words for what
+        each of its options reaches come from its definition (lua/minime/agents/)."""
         call = request.tool_call
         rules = self._options().get("permission_rules") or []
         match, skipped = permission_rules.first_match(rules, call.title, call.kind)
@@ -64,6 +68,8 @@ class Prompts:
             {
                 "id": prompt_id,
                 "cwd": cwd,
+                "agent": agent[0],
+                "agent_label": clean(agent[1]),
                 "session_id": request.session_id,
                 "call_id": clean(call.id),
                 "title": clean(call.title),
