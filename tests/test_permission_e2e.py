@@ -109,8 +109,7 @@ def test_the_float_says_what_each_answer_does(tmp_path: Path) -> None:
             "2. Always allow — mm will not ask again for any bash command in this session",
             "3. Reject — reject once",
             "4. Never — mm will reject any bash command in this session without asking",
-            "a. allow, and this exact request (same title and input) again without asking,"
-            " until :MiniMeReset",
+            "a. allow, and allow the same request (same input) until :MiniMeReset",
         ]
         footer = "".join(c[0] for c in ed.float_config(win)["footer"])
         assert footer.strip() == "1-4 choose · a allow again · q reject"

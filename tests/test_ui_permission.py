@@ -88,8 +88,7 @@ def test_shows_the_request_and_the_options_as_sent_numbered(nvim):
     assert lines[-3:] == [
         "1. Yes, once — allow once",
         "2. Weird label ✓",
-        "a. allow, and this exact request (same title and input) again without asking,"
-        " until :MiniMeReset",
+        "a. allow, and allow the same request (same input) until :MiniMeReset",
     ]
     win = nvim.exec_lua("return require('minime.ui.permission').win()")
     info = nvim.exec_lua(
@@ -441,7 +440,7 @@ def test_an_input_that_came_after_the_request_takes_a_away(nvim):
     """`a` remembers the request as it was asked: when what the float shows came later (the
     call's update), it could not be exact, so it is not offered."""
     ask(nvim, request(input=None, call_id="c1"))
-    assert shown(nvim)[-1].startswith("a. allow, and this exact request")
+    assert shown(nvim)[-1].startswith("a. allow, and allow the same request")
     nvim.exec_lua(
         "require('minime.ui.permission').call_update(...)", "/tmp/proj", "c1", {"plan": "x"}
     )

@@ -43,8 +43,8 @@ end
 -- What each option reaches, in words (after the agent's own label): permission_reach.lua.
 local reach = require("minime.ui.permission_reach")
 
-M.REMEMBER_LINE =
-  "a. allow, and this exact request (same title and input) again without asking, until :MiniMeReset"
+-- What `a` does: the host allows the same request (title, kind and input) without asking.
+M.REMEMBER_LINE = "a. allow, and allow the same request (same input) until :MiniMeReset"
 
 local option_hl = {
   allow_once = "MiniMeOptionAllow",
@@ -250,6 +250,10 @@ function M.win_config(req, lines, state)
     vim.api.nvim_strwidth(title) + 2
   )
   local width = math.min(window.size(c.width, aw, 40), fit)
+  local rows = 0 -- screen rows of the text: a line wider than the float wraps
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.api.nvim_strwidth(l) / width))
+  end
   local cfg = window.centered({
     width = width,
     height = c.height,
@@ -257,7 +261,7 @@ function M.win_config(req, lines, state)
     zindex = 60,
     title = title,
     footer = footer,
-  }, #lines)
+  }, rows)
   if cfg.footer and not state.live then
     cfg.footer = { { footer, "Comment" } } -- dimmed: its keys do not work yet
   end
