@@ -5,10 +5,13 @@ vim.cmd("runtime plugin/minime.lua")
 require("minime").setup({})
 vim.o.statusline = "%f %m%=%{%v:lua.require'minime'.statusline()%} "
 vim.keymap.set({ "n", "x" }, "<leader>a", ":MiniMeAsk<CR>", { desc = "Ask minime" })
+-- A permission prompt never takes the focus from your code: this key goes to it (from insert
+-- mode too, and back), then 1..9 answer it.
+vim.keymap.set({ "n", "i", "x" }, "<M-p>", "<Plug>(minime-permission)", { desc = "minime: the permission prompt" })
+vim.keymap.set("n", "<leader>p", "<Plug>(minime-permission)", { desc = "minime: the permission prompt" })
 vim.schedule(function()
   vim.notify(
-    "minime demo: :MiniMeAsk hello — or select lines and :'<,'>MiniMeAsk explain."
-      .. " Try :MiniMeAsk /tool open_buffers and :MiniMeAsk /bash ls.",
+    "minime demo: :MiniMeAsk hello; Alt-p goes to each permission prompt, 1 allows",
     vim.log.levels.INFO
   )
 end)

@@ -7,50 +7,12 @@ from it (multi-line with <C-j>); it sits at the right edge by default; its title
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
+from helpers.conversation_ui import current, title, turn, wait_input, wait_title
 from helpers.sessions_ui import WATCH_PROMPTS, stored_sessions
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
-
-
-@pytest.fixture
-def editor(tmp_path: Path) -> Iterator[Editor]:
-    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path, trace=False)}
-    with editor_with(tmp_path, opts) as ed:
-        yield ed
-
-
-def turn(ed: Editor) -> dict[str, Any]:
-    return ed.lua("return require('minime.ui.turn').get(...) or vim.NIL", ed.cwd) or {}
-
-
-def title(ed: Editor) -> str:
-    win = turn(ed).get("win")
-    if not win:
-        return ""
-    return "".join(chunk[0] for chunk in ed.float_config(win)["title"])
-
-
-def wait_title(ed: Editor, needle: str) -> str:
-    return wait_for(lambda: needle in title(ed) and title(ed), ed.timeout, message=needle)
-
-
-def current(ed: Editor) -> dict[str, Any]:
-    return ed.lua(
-        "local w = vim.api.nvim_get_current_win()"
-        " return { win = w, kind = vim.b.minime or vim.NIL,"
-        " height = vim.api.nvim_win_get_height(w), mode = vim.api.nvim_get_mode().mode }"
-    )
-
-
-def wait_input(ed: Editor) -> dict[str, Any]:
-    return wait_for(
-        lambda: (c := current(ed))["kind"] == "input" and c, ed.timeout, message="the input"
-    )
 
 
 def test_history_across_asks_in_order(editor: Editor) -> None:

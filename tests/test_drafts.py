@@ -4,9 +4,9 @@ A real headless Neovim, the host and the fake mm."""
 
 from __future__ import annotations
 
+from helpers.conversation_ui import current, editor, turn, wait_input
 from nvim_harness import wait_for
 from plugin_harness import Editor
-from test_conversation import current, editor, turn, wait_input
 
 __all__ = ["editor"]  # the fixture: a Neovim with the fake mm (test_conversation.py)
 

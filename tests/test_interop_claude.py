@@ -217,7 +217,8 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
         assert [x for x in shown if x[:2] in ("1.", "2.", "3.")] == [
             "1. Yes — allow once",
             "2. Yes, and allow access to project/ and echo hi * commands"
-            " — allow always (remembered by the agent)",
+            " — Claude Code (claude-agent-acp) will not ask again for this kind of request"
+            " — its own rule",
             "3. No — reject once",
         ]
         assert "Running it." in ed.turn_text()
@@ -322,7 +323,8 @@ def test_claude_mode_switches_and_the_one_it_changes_itself(tmp_path: Path) -> N
         assert shown[shown.index("plan: ") + 1 :][:2] == ["  1. Write out.txt", "  2. Check it"]
         assert [x for x in shown if " — " in x] == [
             "1. Yes, manually approve edits — allow once",
-            "2. Yes, and use auto mode — allow always (remembered by the agent)",
+            "2. Yes, and use auto mode — Claude Code (claude-agent-acp) will not ask again for"
+            " this kind of request — its own rule",
             "3. No, keep planning — reject once",
         ]
         ed.answer_permission(option_key(ed, "Yes, manually approve edits"))

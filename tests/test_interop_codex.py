@@ -46,8 +46,8 @@ if not (NODE and CODEX_ACP.exists()) and not os.environ.get("CI"):
 # Codex's own permission options, as it sends them for a command.
 OPTIONS = [
     "1. Yes, proceed — allow once",
-    "2. Yes, and don't ask again for commands that start with `touch made.txt` — allow always"
-    " (remembered by the agent)",
+    "2. Yes, and don't ask again for commands that start with `touch made.txt` — Codex"
+    " (codex-acp) will not ask again for this kind of request — its own rule",
     "3. No, and tell Codex what to do differently — reject once",
 ]
 # Codex says this before each turn when its model is not one it knows (ours is "scripted").

@@ -106,7 +106,8 @@ def test_qwen_reads_unsaved_edits_and_writes_through_the_buffer(tmp_path: Path) 
             "+written by qwen",
         ]
         assert [x for x in shown if x[:2] in ("1.", "2.", "3.")] == [
-            "1. Allow All Edits — allow always (remembered by the agent)",
+            "1. Allow All Edits — Qwen Code (qwen --acp) will not ask again for this kind of"
+            " request — its own rule",
             "2. Allow — allow once",
             "3. Reject — reject once",
         ]

@@ -84,10 +84,10 @@ def test_the_float_says_what_each_answer_does(tmp_path: Path) -> None:
         lines = ed.float_lines(win)
         assert lines[-5:] == [
             "1. Allow — allow once",
-            "2. Always allow — allow always (remembered by the agent)",
+            "2. Always allow — mm will not ask again for any bash command in this session",
             "3. Reject — reject once",
-            "4. Never — reject always (remembered by the agent)",
-            "a. allow this exact request again without asking, until :MiniMeReset",
+            "4. Never — mm will reject any bash command in this session without asking",
+            "a. allow, and allow the same request (same input) until :MiniMeReset",
         ]
         footer = "".join(c[0] for c in ed.float_config(win)["footer"])
         assert footer.strip() == "1-4 choose · a allow again · q reject"
@@ -172,3 +172,31 @@ def test_the_first_prompt_waits_after_a_normal_mode_keystroke(tmp_path: Path) ->
         ed.press(ed.permission_win(), "1")
         ed.wait_done()
     assert permission_traffic(tmp_path)[1] == [("bash: ls", "allow")]
+
+
+# -- 5. the demo, as the README's first step says -------------------------------------------------
+
+
+def test_the_demo_answers_its_two_prompts_with_alt_p_then_1(tmp_path: Path) -> None:
+    """scripts/demo's Neovim (demo/init.lua, the offline demo agent): `:MiniMeAsk hello`, then
+    for each prompt Alt-p and `1`, typed in the code window the prompt never took."""
+    from nvim_harness import REPO, start
+
+    env = {"MM_BIN": "", "PATH": "/usr/bin:/bin"}
+    with start(f"dofile([==[{REPO}/demo/init.lua]==])", env=env) as nvim:
+        ed = Editor(nvim, tmp_path, timeout=30.0)
+        nvim.command(f"cd {tmp_path}")
+        main = ed.lua("return vim.api.nvim_get_current_win()")
+        nvim.command("MiniMeAsk hello")
+        for n in (1, 2):
+            win = ed.permission_win(timeout=60)
+            assert ed.lua("return vim.api.nvim_get_current_win()") == main, f"prompt {n}"
+            assert "permission asked" in ed.lua("return require('minime').statusline()")
+            nvim.input("<M-p>")
+            wait_for(lambda w=win: ed.lua("return vim.api.nvim_get_current_win()") == w)
+            nvim.input("1")
+            wait_for(lambda w=win: ed.lua("return require('minime.ui.permission').win()") != w)
+        wait_for(
+            lambda: "■" in "\n".join(ed.conversation_lines()), 60, message="for the turn's end"
+        )
+        assert ed.lua("return vim.api.nvim_get_current_win()") == main

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import nvim_harness
 import pytest
-from helpers.permission_ui import INIT, answers, ask, pending, request, shown
+from helpers.permission_ui import CONVERSATION, INIT, answers, ask, pending, request, shown
 from nvim_harness import wait_for
 
 FOOTER_HL = """
@@ -204,3 +204,142 @@ def test_plug_mapping_from_insert_mode(nvim):
 def test_minimepermission_without_a_prompt_says_so(nvim):
     nvim.command("MiniMePermission")
     assert notes(nvim)[-1] == "minime: no permission prompt is waiting"
+
+
+# -- the default policy, "agent": the focus is taken only from someone looking at the agent ------
+
+
+def statusline(nvim):
+    return nvim.exec_lua("return require('minime').statusline()")
+
+
+def test_agent_policy_never_takes_focus_from_a_code_window(nvim):
+    """Nobody typing, normal mode, a code window: the prompt shows, says so once and in the
+    statusline, and `1`, `a`, `q` typed there do what they always do."""
+    setup(nvim, focus="agent", idle=0)
+    main = current_win(nvim)
+    ask(nvim, request())
+    assert shown(nvim)[0] == "bash: rm -rf build"
+    assert current_win(nvim) == main
+    assert statusline(nvim) == "minime · permission asked (:MiniMePermission)"
+    feed(nvim, "1")  # a count
+    feed(nvim, "ahello<Esc>")  # append
+    feed(nvim, "qzq")  # record an (empty) macro
+    assert line(nvim) == "hello" and current_win(nvim) == main
+    assert answers(nvim) == [] and pending(nvim) == ["r1"]
+    assert_rang_once(nvim)
+    nvim.command("MiniMePermission")
+    feed(nvim, "3")
+    assert answers(nvim) == [["r1", "reject"]]
+    assert current_win(nvim) == main and statusline(nvim) == ""
+
+
+def test_the_default_is_the_agent_policy(nvim):
+    nvim.exec_lua("require('minime').setup({ permission = { key_delay = 0, idle = 0 } })")
+    main = current_win(nvim)
+    ask(nvim, request())
+    assert current_win(nvim) == main and pending(nvim) == ["r1"]
+    # `true`, the old default, means the same.
+    nvim.exec_lua("require('minime').setup({ permission = { focus = true, idle = 0 } })")
+    assert nvim.exec_lua("return require('minime.ui.permission_focus').policy()") == "agent"
+
+
+def test_agent_policy_takes_focus_in_the_conversation_float(nvim):
+    setup(nvim, focus="agent", idle=0, key_delay=3)
+    conversation = nvim.exec_lua(CONVERSATION, "/tmp/proj")
+    ask(nvim, request())
+    assert current_win(nvim) == prompt_win(nvim)
+    # It took the focus by itself: the keys wait (a `q` meant to hide the conversation).
+    feed(nvim, "q")
+    assert answers(nvim) == [] and nvim.exec_lua(FOOTER_HL) == "Comment"
+    # :MiniMePermission is coming on purpose: the keys work at once.
+    nvim.command("MiniMePermission")
+    assert nvim.exec_lua("return require('minime.ui.permission').live()") is True
+    feed(nvim, "1")
+    assert answers(nvim) == [["r1", "allow"]]
+    assert current_win(nvim) == conversation
+
+
+def test_agent_policy_takes_focus_when_the_user_comes_to_the_conversation(nvim):
+    setup(nvim, focus="agent", idle=0.3)
+    main = current_win(nvim)
+    ask(nvim, request())
+    assert current_win(nvim) == main
+    conversation = nvim.exec_lua(CONVERSATION, "/tmp/proj")
+    wait_for(lambda: current_win(nvim) == prompt_win(nvim), message="the prompt to take focus")
+    feed(nvim, "1")
+    assert answers(nvim) == [["r1", "allow"]]
+    assert current_win(nvim) == conversation
+
+
+def test_agent_policy_never_takes_focus_from_the_input_while_typing(nvim):
+    setup(nvim, focus="agent", idle=0)
+    nvim.exec_lua(CONVERSATION, "/tmp/proj")
+    nvim.exec_lua("require('minime.ui.input').open({ on_submit = function() end })")
+    nvim.input("fix the bug and")
+    wait_for(lambda: line(nvim) == "fix the bug and", message="typed into the input")
+    ask(nvim, request())
+    nvim.input(" also add a test")
+    wait_for(lambda: line(nvim) == "fix the bug and also add a test", message="typed on")
+    assert nvim.api.get_mode()["mode"] == "i" and answers(nvim) == []
+    assert nvim.exec_lua("return vim.b.minime") == "input"
+
+
+# -- <Plug>(minime-permission) from insert mode goes back to insert mode, same place -----------
+
+
+@pytest.mark.parametrize(
+    ("typed", "moves", "then", "want"),
+    [
+        ("hello", "", " world", "hello world"),  # at the end of the line
+        ("helloworld", "<Left><Left><Left><Left><Left>", " ", "hello world"),  # in the middle
+        ("x", "<Home>", "a", "ax"),  # at its start
+    ],
+)
+def test_plug_mapping_returns_to_insert_mode_at_the_same_place(nvim, typed, moves, then, want):
+    setup(nvim, focus=False)
+    nvim.command("imap <F2> <Plug>(minime-permission)")
+    main = current_win(nvim)
+    nvim.input("i" + typed + moves)
+    wait_for(lambda: line(nvim) == typed, message="typed")
+    ask(nvim, request())
+    nvim.input("<F2>")
+    wait_for(lambda: current_win(nvim) == prompt_win(nvim), message="the prompt focused")
+    nvim.input("1")
+    wait_for(lambda: answers(nvim), message="an answer")
+    nvim.input(then)  # the next letters go on into the text
+    wait_for(lambda: line(nvim) == want, message=f"{want!r} in the buffer")
+    assert current_win(nvim) == main and nvim.api.get_mode()["mode"] == "i"
+    assert answers(nvim) == [["r1", "allow"]]
+
+
+def test_plug_mapping_from_insert_mode_through_two_prompts(nvim):
+    """Answering the first, the second takes the focus (the user is answering); after it,
+    insert mode goes on where it was."""
+    setup(nvim, focus="agent")
+    nvim.command("imap <F2> <Plug>(minime-permission)")
+    nvim.input("ihello")
+    wait_for(lambda: line(nvim) == "hello", message="typed")
+    ask(nvim, request("r1", title="first"))
+    ask(nvim, request("r2", title="second"))
+    nvim.input("<F2>")
+    wait_for(lambda: current_win(nvim) == prompt_win(nvim), message="the prompt focused")
+    nvim.input("1")
+    wait_for(lambda: shown(nvim) and shown(nvim)[0] == "second", message="the second prompt")
+    wait_for(lambda: nvim.exec_lua("return require('minime.ui.permission').live()"), 5)
+    nvim.input("3")
+    wait_for(lambda: len(answers(nvim)) == 2, message="two answers")
+    nvim.input("!")
+    wait_for(lambda: line(nvim) == "hello!", message="typing goes on")
+    assert answers(nvim) == [["r1", "allow"], ["r2", "reject"]]
+
+
+def test_the_message_fits_one_screen_line(nvim):
+    setup(nvim, focus=False)
+    nvim.exec_lua("vim.o.columns = 80")
+    ask(nvim, request(title="bash: " + "x" * 200))
+    rung = [n for n in notes(nvim) if ":MiniMePermission" in n]
+    assert len(rung) == 1
+    assert nvim.exec_lua("return vim.api.nvim_strwidth(...)", rung[0]) <= 79
+    assert rung[0].startswith("minime: permission asked: bash: xxx")
+    assert rung[0].endswith("x… — :MiniMePermission to answer")

@@ -325,7 +325,7 @@ def test_a_second_setup_is_what_every_module_uses_next_without_reloading() -> No
         modules = nvim.exec_lua(N_MODULES)
         nvim.exec_lua(
             "require('minime').setup({ window = { width = 50, border = 'double' },"
-            " permission = { focus = true, key_delay = 0, idle = 0 } })"
+            " permission = { focus = 'idle', key_delay = 0, idle = 0 } })"
         )
         assert nvim.exec_lua(N_MODULES) == modules, "setup() loads nothing more"
         # The turn float: VimResized and the next batch place it with the options as they are.
@@ -342,7 +342,7 @@ def test_a_second_setup_is_what_every_module_uses_next_without_reloading() -> No
         assert footer[0][1:] != ["Comment"], "not dimmed: no key delay"
         # A third setup back to key_delay 0.5: the next prompt's keys wait (footer dimmed).
         nvim.exec_lua("require('minime.ui.permission').close('r2')")
-        nvim.exec_lua("require('minime').setup({ permission = { idle = 0 } })")
+        nvim.exec_lua("require('minime').setup({ permission = { focus = 'idle', idle = 0 } })")
         nvim.exec_lua(PROMPT, "r3")
         footer = nvim.exec_lua(
             f"return vim.api.nvim_win_get_config((function() {PROMPT_WIN} end)()).footer"

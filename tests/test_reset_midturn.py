@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.conversation_ui import title
 from plugin_harness import editor
-from test_conversation import title
 
 
 def test_reset_mid_turn_starts_an_empty_conversation(tmp_path: Path) -> None:

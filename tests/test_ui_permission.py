@@ -29,7 +29,7 @@ def test_shows_the_request_and_the_options_as_sent_numbered(nvim):
     assert lines[-3:] == [
         "1. Yes, once — allow once",
         "2. Weird label ✓",
-        "a. allow this exact request again without asking, until :MiniMeReset",
+        "a. allow, and allow the same request (same input) until :MiniMeReset",
     ]
     win = nvim.exec_lua("return require('minime.ui.permission').win()")
     info = nvim.exec_lua(
@@ -81,6 +81,19 @@ def test_enter_elsewhere_does_nothing(nvim):
     nvim.input("<CR>")
     nvim.input("1")
     wait_for(lambda: answers(nvim), message="an answer")
+    assert answers(nvim) == [["r1", "allow"]]
+
+
+def test_enter_where_the_float_opens_answers_nothing(nvim):
+    """A habit's <CR> (the conversation's "reply" key) lands on no option: the cursor starts on
+    the line above them."""
+    ask(nvim, request())
+    typed = (
+        "vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(..., true, false, true), 'mx', false)"
+    )
+    nvim.exec_lua(typed, "<CR>")  # typed and run before this returns
+    assert answers(nvim) == [] and pending(nvim) == ["r1"]
+    nvim.exec_lua(typed, "j<CR>")  # onto the first option: now <CR> answers it
     assert answers(nvim) == [["r1", "allow"]]
 
 
@@ -170,9 +183,10 @@ def test_diff_content_is_shown_as_a_unified_diff(nvim):
     assert "new_string: (2 lines)" in lines  # the diff already shows it
     ft = nvim.exec_lua("return vim.bo[vim.api.nvim_win_get_buf(0)].filetype")
     assert ft == "diff"
-    # The cursor sits on the first option so the options are in view.
+    # The cursor sits on the line just above the options, so they are in view (and <CR> there
+    # answers nothing).
     cursor = nvim.exec_lua("return vim.api.nvim_win_get_cursor(0)[1]")
-    assert lines[cursor - 1] == "1. Allow — allow once"
+    assert lines[cursor - 1] == "" and lines[cursor].startswith("1. Allow — allow once")
 
 
 def test_closing_the_float_another_way_answers_nil_once(nvim):
@@ -347,3 +361,32 @@ def test_any_request_text_is_shown(nvim, case):
     assert expected in shown(nvim)
     assert pending(nvim) == ["r1"] and answers(nvim) == []
     assert nvim.exec_lua("return require('minime.ui.permission').errors") == []
+
+
+def test_another_agents_always_options_say_it_is_its_own_rule(nvim):
+    """ACP says only that an "always" option is remembered: the words name the agent and claim
+    no more (an agent whose definition has no permission_reach)."""
+    ask(nvim, request(agent="claude", agent_label="Claude Code (claude-agent-acp)"))
+    assert shown(nvim)[-5:-1] == [
+        "1. Allow — allow once",
+        "2. Allow always — Claude Code (claude-agent-acp) will not ask again for this kind of"
+        " request — its own rule",
+        "3. Reject — reject once",
+        "4. Never — Claude Code (claude-agent-acp) will reject this kind of request without"
+        " asking — its own rule",
+    ]
+
+
+def test_an_input_that_came_after_the_request_takes_a_away(nvim):
+    """`a` remembers the request as it was asked: when what the float shows came later (the
+    call's update), it could not be exact, so it is not offered."""
+    ask(nvim, request(input=None, call_id="c1"))
+    assert shown(nvim)[-1].startswith("a. allow, and allow the same request")
+    nvim.exec_lua(
+        "require('minime.ui.permission').call_update(...)", "/tmp/proj", "c1", {"plan": "x"}
+    )
+    lines = shown(nvim)
+    assert "plan: x" in lines and not any(x.startswith("a. ") for x in lines)
+    typed = "vim.api.nvim_feedkeys('a', 'mx', false)"
+    nvim.exec_lua(typed)
+    assert answers(nvim) == []

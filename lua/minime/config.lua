@@ -50,10 +50,12 @@ local function defaults()
     -- layout: "side" (full height at the editor's right edge) or "center"; width: a fraction
     -- (<= 1) of the editor or columns (nil: 0.4 beside, 0.8 centred); height: "center" only.
     window = { layout = "side", width = nil, height = 0.6, border = "rounded", focus = false },
-    -- focus: the prompt takes focus when nobody is typing; key_delay: seconds its keys wait
-    -- after it took focus; idle: seconds since your last key before it may; timeout: seconds
-    -- before an unanswered prompt is rejected (nil: never).
-    permission = { focus = true, key_delay = 0.5, idle = 1, timeout = nil },
+    -- focus: "agent": the prompt takes the focus only from the conversation float or its
+    -- input (true means the same), never from a code window (:MiniMePermission goes to it);
+    -- "idle": from any window once nobody types; false: never. key_delay: seconds its keys
+    -- wait after it took the focus by itself; idle: seconds since your last key before it
+    -- may; timeout: seconds before an unanswered prompt is rejected (nil: never).
+    permission = { focus = "agent", key_delay = 0.5, idle = 1, timeout = nil },
     -- Answered without a float: { { pattern = "client: *", decision = "allow" } }: a glob over
     -- the whole title; an allow rule's wildcards never match ; & | < > ` $( or a newline;
     -- `kind` (or mm's "bash: " / "client: " prefix) limits the tool kind (:h minime-rules).

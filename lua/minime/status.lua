@@ -1,5 +1,6 @@
---- Statusline piece: a spinner while a minime turn runs, and the session mode of the current
---- cwd when its agent has one (lua/minime/modes.lua); '' when there is neither.
+--- Statusline piece: a spinner while a minime turn runs, that a permission prompt waits, and
+--- the session mode of the current cwd when its agent has one (lua/minime/modes.lua); '' when
+--- there is none of them.
 ---
 --- In 'statusline':  %{%v:lua.require'minime.status'.statusline()%}
 --- In lualine:       sections = { lualine_x = { require('minime.status').statusline } }
@@ -18,6 +19,16 @@ local function running()
   return require("minime.ui.turn").running_count()
 end
 
+--- " · permission asked (:MiniMePermission)" while prompts wait (how many, when several).
+local function asking()
+  local queue = package.loaded["minime.ui.permission_queue"]
+  local n = queue and #queue.ids() or 0
+  if n == 0 then
+    return ""
+  end
+  return (" · %s asked (:MiniMePermission)"):format(n > 1 and (n .. " permissions") or "permission")
+end
+
 --- The statusline text with its `%` as they are: a spinner frame and "minime" while a turn
 --- runs, then " · mode: <name>" when the current cwd's session has a mode and
 --- " · 53k/200k · $0.42" when its agent said its usage; '' when none of these.
@@ -28,7 +39,7 @@ local function text()
   local cwd = vim.uv.fs_realpath(vim.fn.getcwd()) or vim.fn.getcwd()
   local mode = modes and modes.label(cwd)
   local usage = modes and modes.usage(cwd)
-  local tail = (mode and (" · " .. mode) or "") .. (usage and (" · " .. usage) or "")
+  local tail = asking() .. (mode and (" · " .. mode) or "") .. (usage and (" · " .. usage) or "")
   if n == 0 then
     return tail ~= "" and ("minime" .. tail) or ""
   end

@@ -5,11 +5,13 @@ what the user got. Used by test_ui_permission.py and test_permission_focus.py.""
 from __future__ import annotations
 
 # Test hooks: `ask(req)` opens a prompt whose answers land in _G.answers as {id, option|'nil'}.
-# Keys work at once unless a test sets key_delay; notifications land in _G.notes.
+# Keys work at once unless a test sets key_delay; notifications land in _G.notes. The float takes
+# the focus by itself here (focus = "idle": nobody typed since start-up), so keys reach it; when
+# it does is test_permission_focus.py's.
 INIT = """
 _G.answers, _G.notes = {}, {}
 vim.notify = function(msg) table.insert(_G.notes, msg) end
-require('minime').setup({ permission = { key_delay = 0 } })
+require('minime').setup({ permission = { key_delay = 0, focus = 'idle' } })
 _G.ask = function(req)
   require('minime.ui.permission').open(req, function(option_id, remember, reason)
     table.insert(_G.answers, { req.id, option_id == nil and 'nil' or option_id })
@@ -62,3 +64,16 @@ def shown(nvim):
 
 def pending(nvim):
     return nvim.exec_lua("return require('minime.ui.permission').pending()")
+
+
+# A conversation float with a running turn, the user in it (looking at the agent).
+CONVERSATION = """
+local key = ...
+require('minime.ui.turn').apply(key, {
+  { kind = 'begin', prompt = 'hello', cwd = key, session_id = 's1' },
+  { kind = 'text', text = 'working on it' },
+})
+local _, win = require('minime.ui.turn').shown()
+vim.api.nvim_set_current_win(win)
+return win
+"""

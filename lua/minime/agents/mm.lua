@@ -72,7 +72,32 @@ local function agent_file(ctx)
   }, 0)
 end
 
+--- What mm's "Always allow" / "Never" reach: mm remembers them per tool for the session
+--- (spec go-client-minime.md: "this tool, for the session"), whatever the arguments. The tool
+--- is in mm's title: "bash: <command>", "client: <tool>", "<tool>: <detail>".
+local function tool_of(req)
+  local title = type(req.title) == "string" and req.title or ""
+  if vim.startswith(title, "bash: ") then
+    return "any bash command"
+  end
+  local client = title:match("^client: (.+)$")
+  if client then
+    return client .. " with any arguments"
+  end
+  local tool = title:match("^([%w_%-]+): ")
+  return tool and ("any %s call"):format(tool) or "this tool"
+end
+
 return {
+  -- The words a permission float shows after mm's options (ui/permission_reach.lua).
+  permission_reach = {
+    allow_always = function(req)
+      return ("mm will not ask again for %s in this session"):format(tool_of(req))
+    end,
+    reject_always = function(req)
+      return ("mm will reject %s in this session without asking"):format(tool_of(req))
+    end,
+  },
   label = function(ctx)
     return is_demo(ctx) and "the offline demo agent (demo/mm)" or "mm"
   end,

@@ -12,9 +12,12 @@
 --- `on_answer(option_id, remember, reason)` is called exactly once, with nil when rejected
 --- (reason "timeout" when nobody answered); never after `close(id)` (the host answered).
 ---
---- The float never takes focus from someone typing (permission_focus.lua: when it may, the key
---- delay, the notice when it may not); a float whose keys do not work yet has its footer dimmed.
+--- The float never takes focus from a code window, nor from someone typing (permission_focus.lua:
+--- when it may, the key delay, the notice when it may not, focus going back, insert mode
+--- resumed); a float whose keys do not work yet has its footer dimmed. It never covers the
+--- cursor's line (placement.lua), and moves when the cursor comes under it.
 local focus = require("minime.ui.permission_focus")
+local placement = require("minime.ui.placement")
 local prompts = require("minime.ui.permission_queue")
 local view = require("minime.ui.permission_view")
 local window = require("minime.ui.window")
@@ -38,9 +41,12 @@ M.errors = {}
 ---@field live_at? number hrtime (ms) from which its keys work
 ---@field timer? uv.uv_timer_t
 ---@field delay_timer? uv.uv_timer_t
+---@field watch_timer? uv.uv_timer_t
 ---@field buf? integer
 ---@field win? integer
----@field prev_win? integer
+---@field origin? minime.focus.Origin where focus goes back when the float had it
+---@field entered? boolean it has had the focus
+---@field shown_from? integer the window current when it showed
 ---@field done? boolean
 
 local ns = api.nvim_create_namespace("minime.permission")
@@ -50,9 +56,30 @@ local now_ms, live = focus.now_ms, focus.live
 --- Why the float must not take focus now, or nil when it may (see permission_focus.lua).
 M.busy = focus.busy
 
+--- The rows the float must not cover: the cursor's line in the window the user is in (or,
+--- when that is the float, the one they came from).
+---@param p minime.permission.Prompt
+---@return integer[]?
+local function cursor_rows(p)
+  local win = api.nvim_get_current_win()
+  if win == p.win then
+    win = p.origin and p.origin.win
+  end
+  return placement.cursor_rows(win)
+end
+
 local function win_config(p, lines)
   local left = p.deadline and math.max(0, math.ceil((p.deadline - now_ms()) / 1000))
-  return view.win_config(p.req, lines, { waiting = #prompts.waiting, live = live(p), left = left })
+  local cfg =
+    view.win_config(p.req, lines, { waiting = #prompts.waiting, live = live(p), left = left })
+  return placement.clear_of(cfg, cursor_rows(p))
+end
+
+--- The statusline says whether a prompt waits.
+local function statusline()
+  pcall(function()
+    require("minime.status").refresh()
+  end)
 end
 
 --- Keep an error in M.errors and tell the user `what` went wrong.
@@ -71,25 +98,38 @@ local function stop(timer)
   end
 end
 
---- Close a prompt's float and give focus back.
+local moves = api.nvim_create_augroup("minime.ui.permission.moves", { clear = true })
+
+--- Close a prompt's float; where focus goes back to when the float had it (nil otherwise).
 ---@param p minime.permission.Prompt
----@return boolean was_current the float had focus
+---@return minime.focus.Origin? origin
 local function teardown(p)
   stop(p.timer)
-  stop(p.delay_timer)
-  p.timer, p.delay_timer = nil, nil
+  p.timer = nil
+  focus.stop_timers(p)
+  api.nvim_clear_autocmds({ group = moves })
   local was_current = p.win and api.nvim_get_current_win() == p.win or false
   window.close(p.win)
   if p.buf and api.nvim_buf_is_valid(p.buf) then
     pcall(api.nvim_buf_delete, p.buf, { force = true })
   end
-  if was_current and p.prev_win and api.nvim_win_is_valid(p.prev_win) then
-    pcall(api.nvim_set_current_win, p.prev_win)
-  end
-  return was_current
+  statusline()
+  return was_current and (p.origin or { win = p.shown_from or -1, cursor = { 1, 0 } }) or nil
 end
 
 local show_next, start_countdown, retitle
+
+--- After a prompt closed: the next one, which takes the focus when the closed one had it (the
+--- user was answering prompts) and it may; else focus goes back where the user was.
+---@param back minime.focus.Origin?
+local function after_close(back)
+  if back and #prompts.waiting > 0 and focus.may_enter(true) then
+    show_next(back)
+  else
+    focus.go_back(back)
+    show_next()
+  end
+end
 
 ---@param p minime.permission.Prompt
 ---@param option_id string?
@@ -103,13 +143,12 @@ local function answer(p, option_id, remember, reason)
   if prompts.shown == p then
     prompts.shown = nil
   end
-  local answering = teardown(p)
+  local back = teardown(p)
   local ok, err = pcall(p.on_answer, option_id, remember, reason)
   if not ok then
     record("permission answer failed", err, vim.log.levels.ERROR)
   end
-  -- The user was answering prompts in the float: the next one may take focus (after its delay).
-  show_next(answering)
+  after_close(back)
 end
 
 --- Keys of the float: each does nothing until the prompt is live.
@@ -147,6 +186,8 @@ local function map_keys(p, first)
     map("a", function()
       answer(p, allow, true)
     end, "allow this exact request again without asking, until :MiniMeReset")
+  else
+    pcall(vim.keymap.del, "n", "a", { buffer = p.buf }) -- no longer offered (call_update)
   end
 end
 
@@ -171,8 +212,54 @@ local function fill(p)
   return lines, first
 end
 
+--- The float takes the focus by itself (its keys wait `key_delay`); `origin`: where focus goes
+--- back to (default: where the user is now).
 ---@param p minime.permission.Prompt
----@param answering? boolean the user just answered the previous prompt in its float
+---@param origin? minime.focus.Origin
+local function take_focus(p, origin)
+  p.entered = true
+  if api.nvim_get_current_win() == p.win then
+    return -- the user went there already
+  end
+  p.origin = origin or focus.origin()
+  focus.start_delay(p, function()
+    if not p.done and prompts.shown == p then
+      retitle()
+    end
+  end)
+  api.nvim_set_current_win(p.win)
+  retitle()
+end
+
+--- While the float shows, it moves when the cursor's line comes under it.
+---@param p minime.permission.Prompt
+local function follow_cursor(p)
+  api.nvim_clear_autocmds({ group = moves })
+  api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "WinScrolled", "WinEnter" }, {
+    group = moves,
+    callback = function()
+      if prompts.shown ~= p or not (p.win and api.nvim_win_is_valid(p.win)) then
+        return
+      end
+      if api.nvim_get_current_win() == p.win then
+        p.entered = true
+        return
+      end
+      local rows, cfg = cursor_rows(p), api.nvim_win_get_config(p.win)
+      local moved = rows and placement.clear_of(vim.deepcopy(cfg), rows)
+      if moved and (moved.row ~= cfg.row or moved.height ~= cfg.height) then
+        local ok, err = pcall(retitle)
+        if not ok then
+          record("a permission prompt could not be moved", err)
+        end
+      end
+    end,
+  })
+end
+
+---@param p minime.permission.Prompt
+---@param answering? minime.focus.Origin the user just answered the previous prompt in its
+---   float, coming from there
 local function show(p, answering)
   p.buf = window.scratch("permission")
   local lines, first = fill(p)
@@ -180,29 +267,28 @@ local function show(p, answering)
   if timeout and timeout > 0 and not p.deadline then
     p.deadline = now_ms() + timeout * 1000
   end
-
-  p.prev_win = api.nvim_get_current_win()
-  local enter = focus.may_enter(answering)
-  if enter then
-    focus.start_delay(p, function()
+  local enter = focus.may_enter(answering ~= nil)
+  p.shown_from = api.nvim_get_current_win()
+  p.win = window.open_float(p.buf, false, win_config(p, lines))
+  -- The cursor on the line above the options (<CR> there does nothing: a habit's <CR> answers
+  -- nothing), after the last line: a long diff is scrolled to its end, the options shown.
+  pcall(api.nvim_win_set_cursor, p.win, { #lines, 0 })
+  pcall(api.nvim_win_set_cursor, p.win, { math.max(1, first), 0 })
+  if enter and pcall(take_focus, p, answering) then
+    enter = true
+  else
+    enter, p.live_at = false, nil
+  end
+  if not enter then
+    focus.ring("permission asked", view.title_line(p.req), ":MiniMePermission to answer")
+    focus.watch(p, function()
       if not p.done and prompts.shown == p then
-        retitle()
+        take_focus(p)
       end
     end)
   end
-  local ok, win = pcall(window.open_float, p.buf, enter, win_config(p, lines))
-  if not ok and enter then
-    enter, p.live_at = false, nil
-    win = window.open_float(p.buf, false, win_config(p, lines))
-  elseif not ok then
-    error(win, 0)
-  end
-  p.win = win
-  -- Show the options: the cursor on the first one scrolls a long diff to its end.
-  pcall(api.nvim_win_set_cursor, p.win, { math.min(first + 1, #lines), 0 })
-  if not enter then
-    focus.ring(p)
-  end
+  follow_cursor(p)
+  statusline()
   -- Closed some other way (:q, <C-w>c): a rejection; closed by leaving its tab page: shown
   -- again in the page entered (below). Scheduled: no new float in WinClosed.
   local shown_win = p.win
@@ -222,7 +308,7 @@ local function show(p, answering)
   end
 end
 
----@param answering? boolean
+---@param answering? minime.focus.Origin
 show_next = function(answering)
   local p = prompts.show_next()
   while p do
@@ -280,6 +366,7 @@ function M.open(req, on_answer)
   prompts.push({ req = req, on_answer = on_answer })
   if prompts.shown then
     retitle()
+    statusline()
   else
     show_next()
   end
@@ -318,6 +405,8 @@ function M.call_update(cwd, call_id, input)
       return false -- what it asked about stays as asked
     end
     req.input = input
+    -- The request itself did not carry what is now shown: `a` could not remember it exactly.
+    req.filled = true
     return true
   end
   for _, p in ipairs(prompts.waiting) do
@@ -343,10 +432,10 @@ function M.close(id)
   end
   if was_shown then
     p.done = true
-    teardown(p)
-    show_next()
+    after_close(teardown(p))
   else
     retitle()
+    statusline()
   end
   return true
 end
@@ -372,12 +461,23 @@ function M.live()
   return prompts.shown ~= nil and live(prompts.shown)
 end
 
---- Enter the float of the oldest pending prompt (the shown one): :MiniMePermission.
+--- Enter the float of the oldest pending prompt (the shown one), its keys working at once.
 ---@return boolean
-M.focus = focus.enter_shown
+function M.focus()
+  local p = prompts.shown
+  if not focus.enter(p) then
+    return false
+  end
+  retitle()
+  return true
+end
 
 --- :MiniMePermission: go to the oldest pending prompt, or say there is none.
-M.jump = focus.jump
+function M.jump()
+  if not M.focus() then
+    require("minime.ui.say").say("minime: no permission prompt is waiting", vim.log.levels.INFO)
+  end
+end
 
 -- The prompt shown when its tab page was left shows again in the page entered, its countdown
 -- going on (floats live only in the current tab page: minime.ui.window).
@@ -385,8 +485,8 @@ window.on_tab_enter(function(moved)
   local p = prompts.shown
   if p and not p.done and moved[p.win] then
     stop(p.timer)
-    stop(p.delay_timer)
-    p.timer, p.delay_timer = nil, nil
+    p.timer = nil
+    focus.stop_timers(p)
     show(p)
   end
 end)

@@ -40,15 +40,11 @@ function M.safe(s)
   return s
 end
 
---- What each ACP option kind does, in words (the agent's own label comes first).
-local kind_words = {
-  allow_once = "allow once",
-  allow_always = "allow always (remembered by the agent)",
-  reject_once = "reject once",
-  reject_always = "reject always (remembered by the agent)",
-}
+-- What each option reaches, in words (after the agent's own label): permission_reach.lua.
+local reach = require("minime.ui.permission_reach")
 
-M.REMEMBER_LINE = "a. allow this exact request again without asking, until :MiniMeReset"
+-- What `a` does: the host allows the same request (title, kind and input) without asking.
+M.REMEMBER_LINE = "a. allow, and allow the same request (same input) until :MiniMeReset"
 
 local option_hl = {
   allow_once = "MiniMeOptionAllow",
@@ -94,10 +90,22 @@ local function input_lines(input, has_diff)
   return lines
 end
 
---- The allow-once option `a` answers (remembered by the host for the session), if offered.
+--- The request's title on one line, for a message ("a tool call" when it has none).
+---@param req table
+---@return string
+function M.title_line(req)
+  return M.safe(str(req.title) ~= "" and window.oneline(req.title) or "a tool call")
+end
+
+--- The allow-once option `a` answers (the host remembers the exact request for the session),
+--- if offered; none when what the float shows came after the request (`req.filled`): the host
+--- remembers the request as it was asked.
 ---@param req table
 ---@return string?
 function M.remember_option(req)
+  if req.filled then
+    return nil
+  end
   for _, o in ipairs(type(req.options) == "table" and req.options or {}) do
     if type(o) == "table" and str(o.kind) == "allow_once" then
       return o.option_id
@@ -173,13 +181,15 @@ function M.render(req)
   add("")
   local first = #lines
   local options = M.options(req)
+  local own = reach.own_words(req)
   for i, o in ipairs(options) do
     local key = i <= 9 and tostring(i) or " "
     local kind = str(o.kind)
     local line = ("%s. %s"):format(key, window.oneline(o.name or o.option_id))
     local label_end = #line
-    if kind_words[kind] then
-      line = line .. " — " .. kind_words[kind]
+    local words = reach.words(req, kind, own)
+    if words then
+      line = line .. " — " .. window.oneline(words)
     end
     add(line)
     marks[#marks + 1] = { #lines - 1, 0, #key + 1, "MiniMeOptionKey" }
@@ -240,6 +250,10 @@ function M.win_config(req, lines, state)
     vim.api.nvim_strwidth(title) + 2
   )
   local width = math.min(window.size(c.width, aw, 40), fit)
+  local rows = 0 -- screen rows of the text: a line wider than the float wraps
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.api.nvim_strwidth(l) / width))
+  end
   local cfg = window.centered({
     width = width,
     height = c.height,
@@ -247,7 +261,7 @@ function M.win_config(req, lines, state)
     zindex = 60,
     title = title,
     footer = footer,
-  }, #lines)
+  }, rows)
   if cfg.footer and not state.live then
     cfg.footer = { { footer, "Comment" } } -- dimmed: its keys do not work yet
   end

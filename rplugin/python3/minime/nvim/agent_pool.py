@@ -58,12 +58,22 @@ class AgentPool:
         self._claimed: collections.Counter[int] = collections.Counter()
         # Agents being ended because no session uses them (_end_unused): still ours to kill.
         self._ending: dict[asyncio.Task[None], Client] = {}
+        # Each client's agent as the ask that started it named it: (definition name, label).
+        self._named: dict[Client, tuple[str, str]] = {}
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
     def busy(self, cwd: str) -> bool:
         session = self.sessions.get(cwd)
         return session is not None and session.busy
+
+    def agent_of(self, session_id: str) -> tuple[str, str]:
+        """(definition name, label) of the agent that runs session ``session_id`` ("" unknown):
+        what a permission float's words for the agent's options go by."""
+        for session in self.sessions.values():
+            if session.session_id == session_id:
+                return self._named.get(session.client, ("", ""))
+        return ("", "")
 
     def cwd_of(self, session_id: str) -> str:
         for cwd, session in self.sessions.items():
@@ -207,6 +217,7 @@ class AgentPool:
                 "take http MCP servers (mcpCapabilities.http)",
                 "warn",
             )
+        self._named[client] = (payload.agent or "", payload.label or payload.agent or "")
         assert client.process is not None
         self._bridge.lua("require('minime.rpc').track_agent(...)", client.process.pid)
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
@@ -229,6 +240,7 @@ class AgentPool:
 
     def drop(self, client: Client) -> None:
         """``client`` died: neither it nor its sessions are used again."""
+        self._named.pop(client, None)
         for key, known in list(self.clients.items()):
             if known is client:
                 del self.clients[key]

@@ -349,7 +349,8 @@ class Host:
         return await self.questions.ask(request, self.pool.cwd_of(request.session_id))
 
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
-        return await self.prompts.ask(request, self.pool.cwd_of(request.session_id))
+        cwd = self.pool.cwd_of(request.session_id)
+        return await self.prompts.ask(request, cwd, self.pool.agent_of(request.session_id))
 
     def _notice(self, cwd: str, text: str) -> None:
         if cwd:

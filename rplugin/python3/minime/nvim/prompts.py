@@ -11,8 +11,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from .. import permission_rules, permissions
-from ..model import PermissionRequest
+from ..model import PermissionRequest, ToolCall
 from .ops import PermissionAnswer
 from .render import clean, clean_all
 
@@ -35,10 +37,15 @@ class Prompts:
         self._call_soon = call_soon
         self._pending: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
-        # `a` in the float, kept on the client side: (session id, kind, title) → option id.
-        self._remembered: dict[tuple[str, str, str], str] = {}
+        # `a` in the float, kept on the client side: the exact request (exact_request) → the
+        # agent's allow-once option id.
+        self._remembered: dict[tuple[str, str, str, bytes], str] = {}
 
-    async def ask(self, request: PermissionRequest, cwd: str) -> permissions.Decision:
+    async def ask(
+        self, request: PermissionRequest, cwd: str, agent: tuple[str, str] = ("", "")
+    ) -> permissions.Decision:
+        """``agent``: (definition name, label) of the agent asking: the float's words for what
+        each of its options reaches come from its definition (lua/minime/agents/)."""
         call = request.tool_call
         rules = self._options().get("permission_rules") or []
         match, skipped = permission_rules.first_match(rules, call.title, call.kind)
@@ -47,7 +54,7 @@ class Prompts:
             log.info("permission rule %r answered %s for %r", match.pattern, verb, call.title)
             self._note(cwd, f"permission {call.title!r}: {verb} by rule {match.pattern!r}")
             return permissions.ALLOW if match.decision == "allow" else permissions.REJECT
-        key = (request.session_id, call.kind or "", call.title)
+        key = exact_request(request.session_id, call)
         remembered = self._remembered.get(key)
         if remembered is not None:
             self._note(cwd, f"permission {call.title!r}: allowed again (you pressed `a` for it)")
@@ -61,6 +68,8 @@ class Prompts:
             {
                 "id": prompt_id,
                 "cwd": cwd,
+                "agent": agent[0],
+                "agent_label": clean(agent[1]),
                 "session_id": request.session_id,
                 "call_id": clean(call.id),
                 "title": clean(call.title),
@@ -110,6 +119,18 @@ class Prompts:
             "reason": payload.reason,
         }
         self._call_soon(_settle, future, answer)
+
+
+def exact_request(session_id: str, call: ToolCall) -> tuple[str, str, str, bytes]:
+    """What `a` remembers: the session, the tool kind, the title and the input with the
+    request's content (diffs), serialised canonically (keys sorted), so that `a` on
+    ``client: read_buffer {"path": "README.md"}`` allows no other file, and `a` on "Run tests"
+    with ``command: pytest`` does not allow the same title running something else."""
+    try:
+        what = msgspec.json.encode({"input": call.input, "content": call.content}, order="sorted")
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        what = repr((call.input, call.content)).encode()  # e.g. an integer beyond 64 bits
+    return (session_id, call.kind or "", call.title, what)
 
 
 def _settle(future: concurrent.futures.Future[Any], answer: Any) -> None:
