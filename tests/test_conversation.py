@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from helpers.conversation_ui import current, title, turn, wait_input, wait_title
+from helpers.conversation_ui import current, editor, title, turn, wait_input, wait_title
 from helpers.sessions_ui import WATCH_PROMPTS, stored_sessions
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
+
+__all__ = ["editor"]  # the fixture: a Neovim with the fake mm (helpers/conversation_ui.py)
 
 
 def test_history_across_asks_in_order(editor: Editor) -> None:

@@ -38,7 +38,14 @@ local function valid_utf8(s)
     local ok = len > 0 and i + len - 1 <= n
     for k = i + 1, ok and i + len - 1 or 0 do
       local c = s:byte(k)
-      if c < 0x80 or c > 0xBF then
+      -- The second byte of E0, ED, F0 and F4 has a narrower range (no overlong forms, no
+      -- surrogates, nothing past U+10FFFF): Neovim hands such bytes over as they are.
+      local lo, hi = 0x80, 0xBF
+      if k == i + 1 then
+        lo = (b == 0xE0 and 0xA0) or (b == 0xF0 and 0x90) or 0x80
+        hi = (b == 0xED and 0x9F) or (b == 0xF4 and 0x8F) or 0xBF
+      end
+      if c < lo or c > hi then
         ok = false
         break
       end
