@@ -131,7 +131,15 @@ function M.ask(text, range, cwd)
       demo_said = true -- once per Neovim session: the float's title names the agent anyway
       require("minime.ui.say").say("minime: " .. payload.demo.notice, vim.log.levels.INFO)
     end
-    require("minime.host").notify("ask", payload)
+    -- `@path` mentions are read (off the main loop) before the ask goes: at once when none.
+    local mention_ctx = { deny = config.options.deny, max_bytes = config.options.mention_max_bytes }
+    require("minime.editor.mentions").collect(text, cwd, mention_ctx, function(mentions)
+      payload.mentions = mentions
+      local sent, failure = pcall(require("minime.host").notify, "ask", payload)
+      if not sent then
+        say_error("minime: " .. tostring(failure))
+      end
+    end)
   end)
   if not ok then
     say_error("minime: " .. tostring(err))
