@@ -96,6 +96,7 @@ local function prompt_for(cwd, range, anchor)
   require("minime.ui.input").open({
     prompt_title = " minime ",
     anchor = anchor,
+    cwd = cwd,
     default = drafts.get(cwd),
     on_submit = function(input)
       drafts.clear(cwd)
