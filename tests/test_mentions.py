@@ -210,3 +210,13 @@ def test_relative_path_with_dotdot_inside_the_cwd_is_attached(tmp_path: Path) ->
         blocks = sent(ed, trace, f"@sub/../top.txt @{cwd / 'top.txt'}")
         assert [b["resource"]["uri"] for b in blocks[1:]] == [(cwd / "top.txt").as_uri()] * 2
         assert os.path.basename(blocks[1]["resource"]["uri"]) == "top.txt"
+
+
+def test_a_cancel_while_the_mentioned_files_are_read_drops_the_ask(tmp_path: Path) -> None:
+    with prompt_editor(tmp_path) as (ed, trace):
+        (Path(ed.cwd) / "a.txt").write_text("a\n")
+        # The ask and the cancel in one go: the file is read off the main loop in between.
+        ed.lua("require('minime').ask('@a.txt first'); require('minime').cancel()")
+        blocks = sent(ed, trace, "second")
+        assert blocks == [{"type": "text", "text": "second"}]
+        assert len(trace.read_text().splitlines()) == 1, "the cancelled ask never went"

@@ -110,6 +110,9 @@ local function prompt_for(cwd, range, anchor)
   })
 end
 
+-- cwd -> the ask whose @-mentions are being read (a cancel meanwhile drops it).
+local collecting = {}
+
 --- Send `text` to the agent for the current cwd (window- and tab-local cwds count), or `cwd`.
 --- No text: the input float (over the conversation float when it is shown).
 ---@param text? string
@@ -134,7 +137,13 @@ function M.ask(text, range, cwd)
     end
     -- `@path` mentions are read (off the main loop) before the ask goes: at once when none.
     local mention_ctx = { deny = config.options.deny, max_bytes = config.options.mention_max_bytes }
+    local token = {}
+    collecting[cwd] = token
     require("minime.editor.mentions").collect(text, cwd, mention_ctx, function(mentions)
+      if collecting[cwd] ~= token then
+        return -- :MiniMeCancel while its files were read: never sent
+      end
+      collecting[cwd] = nil
       payload.mentions = mentions
       local sent, failure = pcall(require("minime.host").notify, "ask", payload)
       if not sent then
@@ -155,7 +164,9 @@ local function host_op(op, payload)
 end
 
 function M.cancel(cwd)
-  host_op("cancel", { cwd = cwd or vim.fn.getcwd() })
+  cwd = cwd or vim.fn.getcwd()
+  collecting[cwd] = nil
+  host_op("cancel", { cwd = cwd })
 end
 
 function M.reset()
