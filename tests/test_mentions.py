@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -207,9 +206,35 @@ def test_relative_path_with_dotdot_inside_the_cwd_is_attached(tmp_path: Path) ->
         cwd = Path(ed.cwd)
         (cwd / "sub").mkdir()
         (cwd / "top.txt").write_text("top\n")
-        blocks = sent(ed, trace, f"@sub/../top.txt @{cwd / 'top.txt'}")
-        assert [b["resource"]["uri"] for b in blocks[1:]] == [(cwd / "top.txt").as_uri()] * 2
-        assert os.path.basename(blocks[1]["resource"]["uri"]) == "top.txt"
+        blocks = sent(ed, trace, f"@sub/../top.txt @{cwd / 'top.txt'} @./top.txt")
+        # One file named three ways: one block.
+        assert [b["resource"]["uri"] for b in blocks[1:]] == [(cwd / "top.txt").as_uri()]
+        assert blocks[1]["resource"]["text"] == "top\n"
+
+
+def test_a_file_that_is_not_text_is_a_link_said_so(tmp_path: Path) -> None:
+    with prompt_editor(tmp_path) as (ed, trace):
+        cwd = Path(ed.cwd)
+        (cwd / "latin1.txt").write_bytes(b"caf\xe9\n")
+        (cwd / "nul.bin").write_bytes(b"a\x00b")
+        blocks = sent(ed, trace, "@latin1.txt @nul.bin")
+        assert [b["type"] for b in blocks] == ["text", "resource_link", "resource_link"]
+        note = ed.wait_note("sent as a link only")
+        assert "@latin1.txt: not text" in note and "@nul.bin: not text" in note
+
+
+def test_mentions_are_taken_when_asked_even_while_the_agent_starts(tmp_path: Path) -> None:
+    with prompt_editor(tmp_path, caps=BOTH + ",delay") as (ed, trace):
+        (Path(ed.cwd) / "a.txt").write_text("on disk\n")
+        ed.nvim.command("edit a.txt")
+        ed.nvim.current.buffer[:] = ["when asked"]
+        count = len(ed.done()) + 1
+        ed.ask("@a.txt")
+        ed.wait_text("starting the agent")
+        ed.nvim.current.buffer[:] = ["edited while the agent started"]
+        ed.wait_done(count)
+        blocks = json.loads(trace.read_text().splitlines()[0])
+        assert blocks[1]["resource"]["text"] == "when asked\n"
 
 
 def test_a_cancel_while_the_mentioned_files_are_read_drops_the_ask(tmp_path: Path) -> None:

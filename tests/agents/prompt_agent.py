@@ -2,7 +2,7 @@
 given and records every prompt it receives, for tests/test_mentions.py (mm's spec says nothing
 of promptCapabilities, so the fake mm advertises none, as mm does).
 
-    prompt_agent.py <trace.jsonl> [embeddedContext,image]
+    prompt_agent.py <trace.jsonl> [embeddedContext,image,delay]
 
 Each ``session/prompt``'s ``prompt`` (the content blocks, as they crossed the wire) is one line
 of the trace file; the answer is one text chunk ``GOT <the blocks' types>``.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 from jsonl import requests, send
 
@@ -19,10 +20,13 @@ from jsonl import requests, send
 def main() -> None:
     trace = sys.argv[1]
     names = [n for n in (sys.argv[2] if len(sys.argv) > 2 else "").split(",") if n]
-    caps = {"promptCapabilities": dict.fromkeys(names, True)}
+    delay = "delay" in names  # a slow start: initialize is answered 2 s late
+    caps = {"promptCapabilities": dict.fromkeys((n for n in names if n != "delay"), True)}
     for request in requests():
         method, params, rid = request["method"], request.get("params") or {}, request["id"]
         if method == "initialize":
+            if delay:
+                time.sleep(2)
             send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": caps}})
         elif method == "session/new":
             send({"id": rid, "result": {"sessionId": "prompt-1"}})

@@ -38,12 +38,26 @@ def _link(m: Mention) -> dict[str, Any]:
     return {"type": "resource_link", "uri": m.uri, "name": m.name}
 
 
+def _is_text(text: str) -> bool:
+    """Whether ``text`` is valid UTF-8 as read (pynvim hands invalid bytes over as lone
+    surrogates, which no JSON line can carry)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def prompt_blocks(text: str, mentions: list[Mention], agent_capabilities: dict[str, Any]) -> Prompt:
     """The prompt ``text`` and its ``mentions`` as ACP content blocks for this agent."""
     caps = agent_capabilities.get("promptCapabilities") or {}
     embedded, images = caps.get("embeddedContext") is True, caps.get("image") is True
     out = Prompt(blocks=[{"type": "text", "text": text}])
+    attached: set[str] = set()
     for m in mentions:
+        if m.refused is None and m.uri in attached:  # `@a.txt @./a.txt`: one block
+            continue
+        attached.add(m.uri)
         if m.refused is not None or m.kind is None:
             out.not_attached.append(f"{m.mention}: {m.refused or 'not understood'}")
         elif m.kind == "image":
@@ -58,7 +72,7 @@ def prompt_blocks(text: str, mentions: list[Mention], agent_capabilities: dict[s
         elif m.kind == "directory":
             out.blocks.append(_link(m))
             out.shown.append(f"{m.name.rstrip('/')}/")
-        elif embedded and m.text is not None:
+        elif embedded and m.text is not None and _is_text(m.text):
             resource = {"uri": m.uri, "text": m.text, "mimeType": m.mime_type or "text/plain"}
             out.blocks.append({"type": "resource", "resource": resource})
             out.shown.append(m.name)
@@ -67,6 +81,6 @@ def prompt_blocks(text: str, mentions: list[Mention], agent_capabilities: dict[s
             out.shown.append(f"{m.name} (link)")
             if m.too_big:
                 out.as_links.append(f"{m.mention}: larger than the limit ({m.size} bytes)")
-            elif m.binary:
+            elif m.binary or (m.text is not None and not _is_text(m.text)):
                 out.as_links.append(f"{m.mention}: not text")
     return out
