@@ -24,7 +24,7 @@ local FRESH_NS = 5e9
 local FIRST_WAIT_MS = 500
 local WALK_SKIP = { [".git"] = true, node_modules = true }
 
--- cwd -> { files = string[] (relative, dirs end in "/"), at = hrtime, running = bool }
+-- cwd -> { list = listing() (relative, dirs end in "/"), at = hrtime, running, result }
 local cache = {}
 
 local function denylist()
@@ -36,26 +36,48 @@ local function allowed(c, rel)
   return not (deny.denies(c, rel) or deny.denies(c, vim.fs.basename((rel:gsub("/$", "")))))
 end
 
---- `names` (relative paths) kept where allowed, with each parent directory once.
-local function listing(names)
-  local c, files, dirs = denylist(), {}, {}
-  for _, rel in ipairs(names) do
-    if #files >= M.MAX_FILES then
-      break
-    end
-    if rel ~= "" and not rel:find("%s") and allowed(c, rel) then
-      files[#files + 1] = rel
-      local dir = rel:match("^(.*)/[^/]*$")
-      while dir and not dirs[dir] do
-        dirs[dir] = true
-        if allowed(c, dir .. "/") then
-          files[#files + 1] = dir .. "/"
-        end
-        dir = dir:match("^(.*)/[^/]*$")
-      end
-    end
+-- Lines of git's answer taken into the listing per main-loop tick (the rest: the next tick).
+local CHUNK = 1000
+
+--- A listing under construction: relative paths with each parent directory once ("dir/"),
+--- and their lower-case forms. String work only (the deny list is checked at completion, on
+--- the matches), in slices, so a big repository never holds the main loop for long.
+local function builder()
+  return { files = {}, lower = {}, dirs = {} }
+end
+
+local function take(b, rel)
+  local files, lower = b.files, b.lower
+  if rel == "" or rel:find("%s") or #files >= M.MAX_FILES then
+    return
   end
-  return files
+  files[#files + 1], lower[#files + 1] = rel, rel:lower()
+  local dir = rel:match("^(.*)/[^/]*$")
+  while dir and not b.dirs[dir] do
+    b.dirs[dir] = true
+    files[#files + 1], lower[#files + 1] = dir .. "/", (dir .. "/"):lower()
+    dir = dir:match("^(.*)/[^/]*$")
+  end
+end
+
+--- Take up to `budget` more lines of `text` (from b.pos) into `b`; true when all are in.
+local function step(b, text, budget)
+  local pos, n = b.pos or 1, 0
+  while pos <= #text and n < budget and #b.files < M.MAX_FILES do
+    local nl = text:find("\n", pos, true) or (#text + 1)
+    take(b, text:sub(pos, nl - 1))
+    pos, n = nl + 1, n + 1
+  end
+  b.pos = pos
+  return pos > #text or #b.files >= M.MAX_FILES
+end
+
+local function listing(names)
+  local b = builder()
+  for _, rel in ipairs(names) do
+    take(b, rel)
+  end
+  return b
 end
 
 --- A bounded walk of `cwd` (no repository): at most MAX_FILES entries.
@@ -81,13 +103,24 @@ local function walk(cwd)
   return ok and names or {}
 end
 
--- The listing of a finished git run (or the walk where git said no), once.
-local function settle(entry, cwd)
+-- The listing of a finished git run (or the walk where git said no): a slice now, the rest on
+-- later ticks; all of it at once with `now` (a completion waiting for it).
+local function settle(entry, cwd, now)
   local res = entry.result
-  if res and entry.running then
-    local ok = res.code == 0
-    local names = ok and vim.split(res.stdout or "", "\n", { trimempty = true }) or walk(cwd)
-    entry.files, entry.at, entry.running = listing(names), uv.hrtime(), false
+  if not (res and entry.running) then
+    return
+  end
+  if res.code ~= 0 then
+    entry.list, entry.at, entry.running = listing(walk(cwd)), uv.hrtime(), false
+    return
+  end
+  entry.building = entry.building or builder()
+  if step(entry.building, res.stdout or "", now and math.huge or CHUNK) then
+    entry.list, entry.at, entry.running, entry.building = entry.building, uv.hrtime(), false, nil
+  else
+    vim.schedule(function()
+      settle(entry, cwd)
+    end)
   end
 end
 
@@ -98,7 +131,7 @@ function M.prefetch(cwd)
   if entry.running or uv.hrtime() - entry.at <= FRESH_NS then
     return entry
   end
-  entry.running, entry.result = true, nil
+  entry.running, entry.result, entry.building = true, nil, nil
   local cmd = { "git", "ls-files", "-co", "--exclude-standard" }
   local started = pcall(vim.system, cmd, { cwd = cwd, text = true }, function(res)
     entry.result = res -- a fast context: settled on the main loop
@@ -113,17 +146,17 @@ function M.prefetch(cwd)
   return entry
 end
 
---- `cwd`'s files (relative): the cached listing (refreshed in the background when old); with
---- none yet, git's answer within FIRST_WAIT_MS (only fast events run meanwhile), else the walk.
+--- `cwd`'s listing ({files, lower}): the cached one (refreshed in the background when old); with
+--- none yet, git's answer within FIRST_WAIT_MS (only fast events run meanwhile), else none.
 function M.files(cwd)
   local entry = M.prefetch(cwd)
-  if not entry.files then
+  if not entry.list then
     vim.wait(FIRST_WAIT_MS, function()
       return entry.result ~= nil
     end, 5, true)
-    settle(entry, cwd)
+    settle(entry, cwd, true)
   end
-  return entry.files or listing(walk(cwd))
+  return entry.list or entry.building or listing({}) -- git still running: none yet
 end
 
 --- The listed file buffers in scope of `cwd`, relative.
@@ -151,29 +184,38 @@ function M.start(line, col)
   return nil
 end
 
+-- How many matches are ranked before the best MAX_ITEMS are kept.
+local MAX_MATCHES = 1000
+
 --- Complete-items for `base` ("@" and what follows) in `cwd`: buffers first, then files whose
---- path holds the typed text (those starting with it first).
+--- path holds the typed text (those starting with it first); denied ones never.
 ---@param base string
 ---@param cwd string
 function M.items(base, cwd)
   local typed = base:gsub("^@", ""):lower()
+  local c = denylist()
   local items, seen = {}, {}
-  local function add(rel, menu, rank)
-    local lower = rel:lower()
-    if seen[rel] or #items >= M.MAX_ITEMS then
+  local function add(rel, lower, menu, rank)
+    if seen[rel] or #items >= MAX_MATCHES then
       return
     end
     local at = typed == "" and 1 or lower:find(typed, 1, true)
-    if at then
+    if at and allowed(c, rel) then
       seen[rel] = true
       items[#items + 1] = { word = "@" .. rel, abbr = rel, menu = menu, rank = rank + (at == 1 and 0 or 1) }
     end
   end
   for _, rel in ipairs(buffers(cwd)) do
-    add(rel, "[buffer]", 0)
+    add(rel, rel:lower(), "[buffer]", 0)
   end
-  for _, rel in ipairs(M.files(cwd)) do
-    add(rel, rel:sub(-1) == "/" and "[dir]" or "[file]", 2)
+  local list = M.files(cwd)
+  local files, lower = list.files, list.lower
+  for i = 1, #files do
+    if #items >= MAX_MATCHES then
+      break
+    end
+    local rel = files[i]
+    add(rel, lower[i], rel:byte(-1) == 47 and "[dir]" or "[file]", 2) -- 47: "/"
   end
   table.sort(items, function(a, b)
     if a.rank ~= b.rank then
@@ -181,10 +223,12 @@ function M.items(base, cwd)
     end
     return a.abbr < b.abbr
   end)
-  for _, item in ipairs(items) do
-    item.rank = nil
+  local out = {}
+  for i = 1, math.min(#items, M.MAX_ITEMS) do
+    items[i].rank = nil
+    out[i] = items[i]
   end
-  return items
+  return out
 end
 
 --- The input float's 'omnifunc' ("v:lua.require'minime.ui.complete_mentions'.omnifunc").
