@@ -23,6 +23,8 @@ local FRESH_NS = 5e9
 -- How long a completion with no listing yet waits for git (then the walk answers).
 local FIRST_WAIT_MS = 500
 local WALK_SKIP = { [".git"] = true, node_modules = true }
+-- A tree that is no repository is walked on the main loop: at most this many entries.
+M.MAX_WALK = 5000
 
 -- cwd -> { list = listing() (relative, dirs end in "/"), at = hrtime, running, result }
 local cache = {}
@@ -80,7 +82,7 @@ local function listing(names)
   return b
 end
 
---- A bounded walk of `cwd` (no repository): at most MAX_FILES entries.
+--- A bounded walk of `cwd` (no repository): at most MAX_WALK entries.
 local function walk(cwd)
   local names = {}
   local ok = pcall(function()
@@ -92,7 +94,7 @@ local function walk(cwd)
         end,
       })
     do
-      if #names >= M.MAX_FILES then
+      if #names >= M.MAX_WALK then
         break
       end
       if not WALK_SKIP[vim.fs.basename(name)] then
