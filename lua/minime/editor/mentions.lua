@@ -106,39 +106,11 @@ end
 -- The whole of a file not loaded, read off the main loop: text|nil, too_big, problem.
 local function read_disk(real, max_bytes)
   local limits = { max_file_bytes = max_bytes, read_timeout_ms = 5000 }
-  local f, problem = file_reader.open(real, limits)
-  if not f then
-    if problem == file_reader.too_large(limits) then
-      return nil, true
-    end
-    return nil, false, problem or "cannot read it"
+  local text, problem = file_reader.read_all(real, limits)
+  if problem == file_reader.too_large(limits) then
+    return nil, true
   end
-  local parts = {}
-  while true do
-    local data, err = f:read(65536)
-    if err then
-      f:close()
-      if err == file_reader.too_large(limits) then
-        return nil, true
-      end
-      return nil, false, err
-    end
-    if not data then
-      break
-    end
-    parts[#parts + 1] = data
-  end
-  f:close()
-  return table.concat(parts), false
-end
-
--- A loaded buffer's text as it would be written (unsaved edits included).
-local function buffer_text(buf)
-  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
-  if vim.bo[buf].eol and text ~= "" then
-    text = text .. "\n"
-  end
-  return text
+  return text, false, problem or (not text and "cannot read it" or nil)
 end
 
 --- One mention resolved and read (runs in async.run). See the module's header.
@@ -180,7 +152,7 @@ local function resolve(m, scope, max_bytes)
   local buf = not image and paths.loaded_buffer(real) or nil
   local text, too_big, problem
   if buf then
-    text = buffer_text(buf)
+    text = paths.buffer_text(buf)
     too_big = #text > max_bytes
   else
     text, too_big, problem = read_disk(real, max_bytes)
