@@ -245,3 +245,11 @@ def test_a_cancel_while_the_mentioned_files_are_read_drops_the_ask(tmp_path: Pat
         blocks = sent(ed, trace, "second")
         assert blocks == [{"type": "text", "text": "second"}]
         assert len(trace.read_text().splitlines()) == 1, "the cancelled ask never went"
+
+
+def test_an_image_over_the_limit_is_not_sent_and_the_user_is_told(tmp_path: Path) -> None:
+    with prompt_editor(tmp_path, mention_max_bytes=len(PNG) - 1) as (ed, trace):
+        (Path(ed.cwd) / "shot.png").write_bytes(PNG)
+        assert sent(ed, trace, "@shot.png") == [{"type": "text", "text": "@shot.png"}]
+        note = ed.wait_note("not attached")
+        assert f"@shot.png: larger than the limit ({len(PNG)} bytes)" in note
