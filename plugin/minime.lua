@@ -11,7 +11,14 @@ end
 cmd("MiniMeAsk", function(o)
   local range = o.range > 0 and { o.line1, o.line2 } or nil
   require("minime").ask(o.args, range)
-end, { nargs = "*", range = true, desc = "Ask the mini-me agent" })
+end, {
+  nargs = "*",
+  range = true,
+  desc = "Ask the mini-me agent",
+  complete = function(arglead)
+    return require("minime.ui.complete_mentions").cmdline(arglead)
+  end,
+})
 vim.keymap.set({ "n", "x" }, "<Plug>(minime-ask)", function()
   local mode = vim.fn.mode()
   local range = nil

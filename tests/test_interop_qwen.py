@@ -240,3 +240,18 @@ def test_qwen_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: Pa
         refused = model.tool_results()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
         quit_leaves_no_bridge(ed)
+
+
+def test_qwens_model_reads_a_mentioned_buffers_unsaved_text(tmp_path: Path) -> None:
+    """``@notes.txt`` reaches qwen as an embedded resource holding the buffer's text: its model
+    reads the unsaved edit (before, it read the literal ``@notes.txt`` and nothing else)."""
+    with qwen_editor(tmp_path) as (ed, model):
+        ed.nvim.command("edit notes.txt")
+        ed.nvim.current.buffer[:] = ["MENTIONED unsaved text"]
+        ed.ask("summarise @notes.txt")
+        done = ed.wait_done(1, timeout=60)
+        assert done["stop_reason"] == "end_turn", done
+        sent = json.dumps(model.posted("/chat/completions"))
+        assert "MENTIONED unsaved text" in sent
+        assert "saved text\\n" not in sent.replace("MENTIONED unsaved text", "")
+        ed.wait_text("📎 notes.txt")

@@ -96,6 +96,7 @@ local function prompt_for(cwd, range, anchor)
   require("minime.ui.input").open({
     prompt_title = " minime ",
     anchor = anchor,
+    cwd = cwd,
     default = drafts.get(cwd),
     on_submit = function(input)
       drafts.clear(cwd)
@@ -108,6 +109,9 @@ local function prompt_for(cwd, range, anchor)
     end,
   })
 end
+
+-- cwd -> the ask whose @-mentions are being read (a cancel meanwhile drops it).
+local collecting = {}
 
 --- Send `text` to the agent for the current cwd (window- and tab-local cwds count), or `cwd`.
 --- No text: the input float (over the conversation float when it is shown).
@@ -131,7 +135,21 @@ function M.ask(text, range, cwd)
       demo_said = true -- once per Neovim session: the float's title names the agent anyway
       require("minime.ui.say").say("minime: " .. payload.demo.notice, vim.log.levels.INFO)
     end
-    require("minime.host").notify("ask", payload)
+    -- `@path` mentions are read (off the main loop) before the ask goes: at once when none.
+    local mention_ctx = { deny = config.options.deny, max_bytes = config.options.mention_max_bytes }
+    local token = {}
+    collecting[cwd] = token
+    require("minime.editor.mentions").collect(text, cwd, mention_ctx, function(mentions)
+      if collecting[cwd] ~= token then
+        return -- :MiniMeCancel while its files were read: never sent
+      end
+      collecting[cwd] = nil
+      payload.mentions = mentions
+      local sent, failure = pcall(require("minime.host").notify, "ask", payload)
+      if not sent then
+        say_error("minime: " .. tostring(failure))
+      end
+    end)
   end)
   if not ok then
     say_error("minime: " .. tostring(err))
@@ -146,7 +164,9 @@ local function host_op(op, payload)
 end
 
 function M.cancel(cwd)
-  host_op("cancel", { cwd = cwd or vim.fn.getcwd() })
+  cwd = cwd or vim.fn.getcwd()
+  collecting[cwd] = nil
+  host_op("cancel", { cwd = cwd })
 end
 
 function M.reset()

@@ -78,6 +78,8 @@ local function defaults()
     max_lines = 2000,
     max_bytes = 100000,
     max_line_bytes = 2000,
+    -- An `@file` mention (text or image) larger than this is sent as a link, not its content.
+    mention_max_bytes = 1000000,
   }
 end
 

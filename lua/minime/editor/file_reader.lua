@@ -5,6 +5,7 @@
 ---
 ---   local f, problem = file_reader.open(path, limits)  -- nil, nil: cannot be opened (new file)
 ---   f:read(n) / f:seek() / f:seek("set", n) / f:close()
+---   local text, problem = file_reader.read_all(path, limits)
 local async = require("minime.editor.async")
 
 local opened_path = require("minime.editor.opened_path")
@@ -89,6 +90,30 @@ function M.too_large(limits)
     "not loaded in the editor and too large to read beyond %d bytes",
     limits.max_file_bytes
   )
+end
+
+--- The whole of the file at `path` (as M.open): its text; nil (no error) when it cannot be
+--- opened; nil and a message when it must not or cannot be read, or is over the limits.
+---@return string|nil text, string|nil error
+function M.read_all(path, limits)
+  local reader, problem = M.open(path, limits)
+  if not reader then
+    return nil, problem
+  end
+  local parts = {}
+  while true do
+    local data, err = reader:read(256 * 1024)
+    if err then
+      reader:close()
+      return nil, err
+    end
+    if not data then
+      break
+    end
+    parts[#parts + 1] = data
+  end
+  reader:close()
+  return table.concat(parts)
 end
 
 --- The next `n` bytes; nil at the end; nil and a message when the read fails or goes past

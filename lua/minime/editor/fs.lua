@@ -51,31 +51,14 @@ local function checktime(real)
   end
 end
 
-local function buffer_text(buf)
-  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  local eol = vim.bo[buf].eol or vim.bo[buf].fixeol
-  return table.concat(lines, "\n") .. (eol and "\n" or "")
-end
+local buffer_text = paths.buffer_text
 
 local function disk_text(real, limits)
-  local reader, problem = file_reader.open(real, limits)
-  if not reader then
+  local body, problem = file_reader.read_all(real, limits)
+  if not body then
     fail(problem and ("cannot read it: " .. problem) or "no such file", not problem)
   end
-  local parts = {}
-  while true do
-    local data, err = reader:read(256 * 1024)
-    if err then
-      reader:close()
-      fail("cannot read it: " .. err)
-    end
-    if not data then
-      break
-    end
-    parts[#parts + 1] = data
-  end
-  reader:close()
-  return table.concat(parts)
+  return body
 end
 
 -- `limit` lines of `body` from line `line` (1-based), each with its newline.

@@ -115,4 +115,13 @@ function M.loaded_buffer(real)
   return nil
 end
 
+--- A loaded buffer's text as writing it would give (unsaved edits included).
+---@param buf integer
+---@return string
+function M.buffer_text(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local eol = vim.bo[buf].eol or vim.bo[buf].fixeol
+  return table.concat(lines, "\n") .. (eol and "\n" or "")
+end
+
 return M

@@ -24,6 +24,7 @@ local MAX_LINES = 8
 ---@field anchor? integer a window to sit over (its bottom lines), else centred in the editor
 ---@field on_submit fun(text: string) called with the text as typed, lines joined by "\n"
 ---@field on_cancel? fun(text: string) closed without sending: the text as typed
+---@field cwd? string the ask's cwd: `@` completes its files (ui/complete_mentions.lua)
 
 ---@param opts minime.input.Opts
 ---@param n integer lines of text
@@ -61,6 +62,12 @@ function M.open(opts)
   local default = opts.default
   local lines = vim.split(default == nil and "" or tostring(default), "\r?\n")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  -- <C-x><C-o> (and blink.cmp's / nvim-cmp's omni sources) complete `@` mentions.
+  vim.b[buf].minime_cwd = opts.cwd
+  vim.bo[buf].omnifunc = "v:lua.require'minime.ui.complete_mentions'.omnifunc"
+  if opts.cwd then
+    pcall(require("minime.ui.complete_mentions").prefetch, opts.cwd)
+  end
 
   local prev = api.nvim_get_current_win()
   local win = window.open_float(buf, true, win_config(opts, #lines))

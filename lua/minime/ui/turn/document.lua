@@ -209,6 +209,21 @@ function M.done(t, ev)
   t.done = { cwd = t.cwd, session_id = t.session_id, stop_reason = reason, error = err }
 end
 
+--- The files an ask's @-mentions attached, by name (rplugin/.../nvim/mentions.py).
+---@param t minime.turn.Turn
+function M.attached(t, ev)
+  local names = {}
+  for _, n in ipairs(type(ev.names) == "table" and ev.names or {}) do
+    names[#names + 1] = (str(n):gsub("[%c]", " "))
+  end
+  if #names == 0 then
+    return
+  end
+  local line = "📎 " .. table.concat(names, " · ")
+  local row = add_lines(t, "attached", { line })
+  hl(t, row, 0, row, #line, "MiniMeNotice")
+end
+
 ---@param t minime.turn.Turn
 function M.notice(t, ev)
   local lines = split((str(ev.text):gsub("\r\n", "\n")))

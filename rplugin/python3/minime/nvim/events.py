@@ -79,6 +79,12 @@ class Plan(LuaEvent, tag="plan"):
     entries: list[Any] = msgspec.field(default_factory=list)
 
 
+class Attached(LuaEvent, tag="attached"):
+    """What an ask's ``@`` mentions attached (names, never contents), under its prompt."""
+
+    names: list[str] = msgspec.field(default_factory=list)
+
+
 class Notice(LuaEvent, tag="notice"):
     """A plain info line."""
 

@@ -29,6 +29,7 @@ from .events import LuaEvent
 from .login import Login
 from .loop_thread import LoopThread
 from .lua_tools import LuaTools
+from .mentions import prompt_blocks
 from .prompts import Prompts
 from .questions import Questions
 from .render import Renderer, to_lua
@@ -194,8 +195,17 @@ class Host:
             self.starting.finish(waiting)
         if session is None:  # cancelled or stopped while it started: already said
             return
+        text = ask.context or ask.prompt
+        prompt: str | list[dict[str, Any]] = text
+        if ask.mentions:
+            built = prompt_blocks(text, ask.mentions, session.client.agent_capabilities)
+            if note := built.message():
+                self.notify_user(note, "warn")
+            if built.shown:
+                self.render(cwd, events.Attached(names=[clean(n) for n in built.shown]))
+            prompt = built.blocks
         # No await from here to the turn: the session is busy before another ask can look.
-        await self._run_turn(session, cwd, ask.context or ask.prompt)
+        await self._run_turn(session, cwd, prompt)
 
     async def op_warm(self, warm: ops.Warm) -> None:
         """Start ``cwd``'s agent and session while the user types the first ask there: silent.
@@ -226,7 +236,9 @@ class Host:
         await self.modes.opened(cwd, session, ask.mode)  # before its first prompt
         return session
 
-    async def _run_turn(self, session: Session, cwd: str, prompt: str) -> None:
+    async def _run_turn(
+        self, session: Session, cwd: str, prompt: str | list[dict[str, Any]]
+    ) -> None:
         ended = self._turn_ended[cwd] = asyncio.Event()
         try:
             async for event in session.stream(prompt):

@@ -89,10 +89,30 @@ class AgentOp(Op, kw_only=True):
     cancel_timeout: float | None = None
 
 
+class Mention(msgspec.Struct, kw_only=True):
+    """One ``@path`` of an ask, as lua/minime/editor/mentions.lua resolved and read it: either
+    ``refused`` (why; nothing else of it is known here) or a ``kind`` with its cwd-relative
+    ``name`` and ``uri``, and for a file its ``text`` (the buffer's), for an image its base64
+    ``data``; ``too_big`` (over mention_max_bytes: ``size``) or ``binary``: no content."""
+
+    mention: str  # as typed: "@notes.txt"
+    refused: str | None = None
+    kind: Literal["file", "directory", "image"] | None = None
+    name: str = ""
+    uri: str = ""
+    mime_type: str | None = None
+    text: str | None = None
+    data: str | None = None
+    too_big: bool = False
+    size: int | None = None
+    binary: bool = False
+
+
 class Ask(AgentOp, kw_only=True):
     prompt: str = ""
     context: str | None = None  # the prompt with the selected lines, sent to the agent
     ask_id: int | None = None  # names the selection kept in Lua (editor/asks.lua)
+    mentions: list[Mention] = msgspec.field(default_factory=list)
 
 
 class Warm(AgentOp, kw_only=True):
