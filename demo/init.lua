@@ -7,8 +7,18 @@ vim.o.statusline = "%f %m%=%{%v:lua.require'minime'.statusline()%} "
 vim.keymap.set({ "n", "x" }, "<leader>a", ":MiniMeAsk<CR>", { desc = "Ask minime" })
 -- A permission prompt never takes the focus from your code: this key goes to it (from insert
 -- mode too, and back), then 1..9 answer it.
-vim.keymap.set({ "n", "i", "x" }, "<M-p>", "<Plug>(minime-permission)", { desc = "minime: the permission prompt" })
-vim.keymap.set("n", "<leader>p", "<Plug>(minime-permission)", { desc = "minime: the permission prompt" })
+vim.keymap.set(
+  { "n", "i", "x" },
+  "<M-p>",
+  "<Plug>(minime-permission)",
+  { desc = "minime: the permission prompt" }
+)
+vim.keymap.set(
+  "n",
+  "<leader>p",
+  "<Plug>(minime-permission)",
+  { desc = "minime: the permission prompt" }
+)
 vim.schedule(function()
   vim.notify(
     "minime demo: :MiniMeAsk hello; Alt-p goes to each permission prompt, 1 allows",

@@ -244,7 +244,10 @@ function M.install(on_done)
   local root = config.root()
   local script = root .. "/scripts/setup"
   local venv = root .. "/.venv"
-  require("minime.ui.say").say(("minime: installing the Python host into %s …"):format(venv), vim.log.levels.INFO)
+  require("minime.ui.say").say(
+    ("minime: installing the Python host into %s …"):format(venv),
+    vim.log.levels.INFO
+  )
   local ok, err = pcall(vim.system, { script, "--user" }, {
     cwd = root,
     text = true,
@@ -276,7 +279,10 @@ function M.install(on_done)
     end)
   end)
   if not ok then
-    require("minime.ui.say").say(("minime: cannot run %s: %s"):format(script, tostring(err)), vim.log.levels.ERROR)
+    require("minime.ui.say").say(
+      ("minime: cannot run %s: %s"):format(script, tostring(err)),
+      vim.log.levels.ERROR
+    )
   end
 end
 
@@ -304,7 +310,10 @@ function M.toggle()
   end
   local cwd = vim.fn.getcwd()
   if not turn.toggle(vim.uv.fs_realpath(cwd) or cwd) then
-    require("minime.ui.say").say("minime: no conversation yet — :MiniMeAsk starts one", vim.log.levels.INFO)
+    require("minime.ui.say").say(
+      "minime: no conversation yet — :MiniMeAsk starts one",
+      vim.log.levels.INFO
+    )
   end
 end
 

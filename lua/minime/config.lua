@@ -106,7 +106,10 @@ function M.setup(opts)
   end
   for _, name in ipairs(SECTIONS) do
     if type(options[name]) ~= "table" then
-      bad[#bad + 1] = ("`%s` must be a table (got %s): its defaults apply"):format(name, type(options[name]))
+      bad[#bad + 1] = ("`%s` must be a table (got %s): its defaults apply"):format(
+        name,
+        type(options[name])
+      )
       options[name] = defaults()[name]
     end
   end

@@ -100,7 +100,10 @@ local function check_neovim()
   if vim.fn.has("nvim-" .. min) == 1 then
     h.ok(("Neovim %s (needs %s or newer)"):format(text, min))
   else
-    h.error(("Neovim %s is too old: minime needs %s or newer"):format(text, min), fix("Upgrade Neovim."))
+    h.error(
+      ("Neovim %s is too old: minime needs %s or newer"):format(text, min),
+      fix("Upgrade Neovim.")
+    )
   end
 end
 
@@ -155,7 +158,10 @@ local function check_python(report, failure, python, origin)
   end
   -- One error, naming the Python and all it lacks: the one fix is to install them.
   if #missing > 0 then
-    h.error(("%s lacks minime's packages: %s"):format(py.executable, table.concat(missing, ", ")), fix(install))
+    h.error(
+      ("%s lacks minime's packages: %s"):format(py.executable, table.concat(missing, ", ")),
+      fix(install)
+    )
   end
   local usable = #missing == 0
   return usable
@@ -204,7 +210,10 @@ end
 local function check_agent(report, failure, agent, problems)
   h.start("minime: agent")
   if not agent then
-    h.error(problems[1].message, fix("Set `agent` in setup() to one of them (see :h minime-agents)."))
+    h.error(
+      problems[1].message,
+      fix("Set `agent` in setup() to one of them (see :h minime-agents).")
+    )
     return
   end
   local source = agent.source or "inline, from setup()"
@@ -331,10 +340,15 @@ local function check_editor_tools(report, failure, agent)
   if agent.editor_tools == "mcp" then
     local bridge = report.bridge
     if bridge and bridge.seconds then
-      h.ok(("the editor's MCP server starts: tools/list answered in %d ms"):format(bridge.seconds * 1000))
+      h.ok(
+        ("the editor's MCP server starts: tools/list answered in %d ms"):format(
+          bridge.seconds * 1000
+        )
+      )
     else
       h.error(
-        "the editor's MCP server did not start: " .. ((bridge and bridge.error) or failure or "no answer"),
+        "the editor's MCP server did not start: "
+          .. ((bridge and bridge.error) or failure or "no answer"),
         fix("Run :MiniMeInstall; the agent runs the bridge with the host's Python.")
       )
     end
@@ -345,11 +359,17 @@ local function check_editor_tools(report, failure, agent)
     local remote = type(server) == "table" and server.url ~= nil
     if remote and live.capabilities and not http then
       h.warn(
-        ("MCP server %s is not passed: the agent does not take http servers"):format(tostring(server.name)),
+        ("MCP server %s is not passed: the agent does not take http servers"):format(
+          tostring(server.name)
+        ),
         fix("Run it as a stdio server ({ name, command, args }) instead.")
       )
     else
-      h.ok(("MCP server %s: passed to every session"):format(tostring(type(server) == "table" and server.name)))
+      h.ok(
+        ("MCP server %s: passed to every session"):format(
+          tostring(type(server) == "table" and server.name)
+        )
+      )
     end
   end
 end

@@ -36,12 +36,16 @@ local function stopped_why(python, code)
   for i = #M.stderr, math.max(1, #M.stderr - 5), -1 do
     local module = M.stderr[i]:match("^ModuleNotFoundError: No module named '([^']+)'")
     if module then
-      return ("%s lacks the Python package %s: run :MiniMeInstall"):format(python, module:match("^[^.]+")),
+      return ("%s lacks the Python package %s: run :MiniMeInstall"):format(
+        python,
+        module:match("^[^.]+")
+      ),
         true
     end
   end
   local last = M.stderr[#M.stderr] or ""
-  return ("the Python host stopped (exit %d%s)"):format(code, last ~= "" and (": " .. last) or ""), false
+  return ("the Python host stopped (exit %d%s)"):format(code, last ~= "" and (": " .. last) or ""),
+    false
 end
 
 local function push_stderr(data)
@@ -161,7 +165,9 @@ end
 function M.notify(op, payload)
   if config.options.host == "rplugin" then
     -- The manifest defines MiniMeNotify on first call (a FuncUndefined autocmd).
-    if vim.fn.exists("*MiniMeNotify") == 0 and vim.fn.exists("#FuncUndefined#MiniMeNotify") == 0 then
+    if
+      vim.fn.exists("*MiniMeNotify") == 0 and vim.fn.exists("#FuncUndefined#MiniMeNotify") == 0
+    then
       error("the rplugin host is not registered: run :UpdateRemotePlugins and restart", 0)
     end
     if not M.rplugin_ready then

@@ -36,7 +36,9 @@ function M.setup(opts)
     for _, name in ipairs({ "agent", "mm", "config" }) do
       if not vim.deep_equal(before[name], now[name]) then
         require("minime.ui.say").say(
-          ("minime: the new `%s` applies to the next session: :MiniMeReset (or :MiniMeStop)"):format(name),
+          ("minime: the new `%s` applies to the next session: :MiniMeReset (or :MiniMeStop)"):format(
+            name
+          ),
           vim.log.levels.INFO
         )
         break

@@ -203,7 +203,11 @@ function M.set_config(id, value)
     kind = "minime.config",
     format_item = function(option)
       local line = printable.line
-      return ("%s (%s): %s"):format(line(option.name, 60), line(option.id, 60), line(option.current, 60))
+      return ("%s (%s): %s"):format(
+        line(option.name, 60),
+        line(option.id, 60),
+        line(option.current, 60)
+      )
     end,
   }, function(option)
     if option then

@@ -13,7 +13,8 @@ local function to_host(op, payload)
   end
 end
 
-local levels = { error = vim.log.levels.ERROR, warn = vim.log.levels.WARN, info = vim.log.levels.INFO }
+local levels =
+  { error = vim.log.levels.ERROR, warn = vim.log.levels.WARN, info = vim.log.levels.INFO }
 
 --- A message for the user.
 ---@param message string
@@ -75,7 +76,10 @@ end
 ---@param req table
 function M.permission(req)
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
-    to_host("permission_answer", { id = req.id, option_id = option_id, remember = remember, reason = reason })
+    to_host(
+      "permission_answer",
+      { id = req.id, option_id = option_id, remember = remember, reason = reason }
+    )
     turn_state()
   end)
   turn_state()

@@ -26,7 +26,9 @@ local function asking()
   if n == 0 then
     return ""
   end
-  return (" · %s asked (:MiniMePermission)"):format(n > 1 and (n .. " permissions") or "permission")
+  return (" · %s asked (:MiniMePermission)"):format(
+    n > 1 and (n .. " permissions") or "permission"
+  )
 end
 
 --- The statusline text with its `%` as they are: a spinner frame and "minime" while a turn

@@ -99,7 +99,9 @@ local function check_cmd(resolved, cmd, install)
     return { message = ("%s: no cmd: the agent's command line is needed"):format(resolved.label) }
   end
   if not is_list_of_strings(cmd) then
-    return { message = ("%s: cmd must be a list of strings, got %s"):format(resolved.label, shown(cmd)) }
+    return {
+      message = ("%s: cmd must be a list of strings, got %s"):format(resolved.label, shown(cmd)),
+    }
   end
   resolved.cmd = cmd
   local exe = vim.fn.exepath(vim.fn.expand(cmd[1]))
@@ -151,9 +153,12 @@ function M.resolve(cwd, opts)
   local problems = {}
   local function take(key)
     local value, problem = field(def, key, ctx)
-    if problem and not vim.iter(problems):any(function(p)
-      return p.message == problem.message
-    end) then
+    if
+      problem
+      and not vim.iter(problems):any(function(p)
+        return p.message == problem.message
+      end)
+    then
       problems[#problems + 1] = problem
     end
     return value
@@ -208,7 +213,9 @@ function M.resolve(cwd, opts)
     or (resolved.agent_file and "client" or "mcp")
   if not vim.tbl_contains({ "client", "mcp", "none" }, editor_tools) then
     problems[#problems + 1] = {
-      message = ('editor_tools must be "client", "mcp" or "none", got %s'):format(shown(editor_tools)),
+      message = ('editor_tools must be "client", "mcp" or "none", got %s'):format(
+        shown(editor_tools)
+      ),
     }
     editor_tools = "none"
   end

@@ -67,7 +67,9 @@ local function agent_file(ctx)
     ),
     fix = {
       "Set `config` in setup() to mm's agent file, or create one of",
-      "<cwd>/agent.yaml, <cwd>/.mm/agent.yaml, " .. vim.fn.stdpath("config") .. "/minime/agent.yaml",
+      "<cwd>/agent.yaml, <cwd>/.mm/agent.yaml, "
+        .. vim.fn.stdpath("config")
+        .. "/minime/agent.yaml",
     },
   }, 0)
 end
@@ -105,7 +107,9 @@ return {
     local bin = is_demo(ctx) and (root() .. "/demo/mm") or binary(ctx)
     if not bin then
       error({
-        message = ("mm not found: %s is not executable (set `mm` or $MM_BIN)"):format(ctx.config.mm),
+        message = ("mm not found: %s is not executable (set `mm` or $MM_BIN)"):format(
+          ctx.config.mm
+        ),
         fix = { "Fix `mm` in setup(), or remove it to use $MM_BIN, then `mm` on PATH" },
       }, 0)
     end

@@ -9,9 +9,32 @@
 local M = {}
 
 M.FIELD_ORDER = {
-  "title", "cwd", "path", "filetype", "start_line", "start", "line", "col", "end_line",
-  "end", "end_col", "total_lines", "lines", "modified", "current", "visible", "severity",
-  "source", "code", "type", "mode", "message", "text", "buffers", "diagnostics", "items",
+  "title",
+  "cwd",
+  "path",
+  "filetype",
+  "start_line",
+  "start",
+  "line",
+  "col",
+  "end_line",
+  "end",
+  "end_col",
+  "total_lines",
+  "lines",
+  "modified",
+  "current",
+  "visible",
+  "severity",
+  "source",
+  "code",
+  "type",
+  "mode",
+  "message",
+  "text",
+  "buffers",
+  "diagnostics",
+  "items",
 }
 
 local encode_string = vim.json.encode
@@ -21,10 +44,12 @@ local empty_dict_mt = getmetatable(vim.empty_dict())
 --- A string as a JSON string. Neovim's encoder (lua-cjson) writes DEL as "\u007f" and, before
 --- 0.11, "/" as "\/": valid JSON, but the host writes both plainly (the model reads paths).
 local function unescape(text, escape, plain)
-  return (text:gsub("(\\*)\\" .. escape, function(backslashes)
-    -- After an odd run of backslashes this backslash is itself escaped: not an escape.
-    return #backslashes % 2 == 0 and backslashes .. plain or nil
-  end))
+  return (
+    text:gsub("(\\*)\\" .. escape, function(backslashes)
+      -- After an odd run of backslashes this backslash is itself escaped: not an escape.
+      return #backslashes % 2 == 0 and backslashes .. plain or nil
+    end)
+  )
 end
 
 local function str(s)

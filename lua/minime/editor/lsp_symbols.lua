@@ -211,7 +211,7 @@ function M.locations_tool(method, what)
   return {
     description = what
       .. " Prefer naming the symbol: {symbol} with a name or name path such as "
-      .. "\"Greeter/greet\" (optionally path); or {path, line, col} (1-based). Returns JSON "
+      .. '"Greeter/greet" (optionally path); or {path, line, col} (1-based). Returns JSON '
       .. "{locations: [{path, line, col, end_line, end_col, text}], outside}: outside counts "
       .. "places outside the working directory, which are not named.",
     input_schema = M.target_schema(

@@ -21,9 +21,16 @@ local uv = vim.uv or vim.loop
 local M = {}
 
 --- The image types an `image` block may carry, by file extension.
-M.IMAGE_TYPES = { png = "image/png", jpg = "image/jpeg", jpeg = "image/jpeg", gif = "image/gif", webp = "image/webp" }
+M.IMAGE_TYPES = {
+  png = "image/png",
+  jpg = "image/jpeg",
+  jpeg = "image/jpeg",
+  gif = "image/gif",
+  webp = "image/webp",
+}
 
-local TEXT_TYPES = { md = "text/markdown", json = "application/json", html = "text/html", css = "text/css" }
+local TEXT_TYPES =
+  { md = "text/markdown", json = "application/json", html = "text/html", css = "text/css" }
 
 M.OUTSIDE = "outside the working directory"
 M.DENIED = "on the deny list"

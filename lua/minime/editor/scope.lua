@@ -221,8 +221,7 @@ function Scope:buffer(buf, listed)
   end
   -- getbufvar: ~0.5 us a call, against ~2 us for nvim_get_option_value and ~3 us for vim.bo.
   if
-    getbufvar(buf, "&buftype") ~= ""
-    or (listed ~= false and getbufvar(buf, "&buflisted") == 0)
+    getbufvar(buf, "&buftype") ~= "" or (listed ~= false and getbufvar(buf, "&buflisted") == 0)
   then
     return nil
   end

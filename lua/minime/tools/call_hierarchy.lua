@@ -143,9 +143,9 @@ local function handler(args, ctx)
 end
 
 return {
-  description = "Find who calls a function (direction \"incoming\") or what it calls "
-    .. "(\"outgoing\"), from the editor's language servers (where offered). Prefer {symbol}, "
-    .. "a name path such as \"Greeter/greet\" (optionally path), to {path, line, col}. "
+  description = 'Find who calls a function (direction "incoming") or what it calls '
+    .. '("outgoing"), from the editor\'s language servers (where offered). Prefer {symbol}, '
+    .. 'a name path such as "Greeter/greet" (optionally path), to {path, line, col}. '
     .. "Returns JSON {symbol, calls: [{name, kind, path, line, col, text, sites: [{line, col, "
     .. "text}]}], outside}: sites are where each call is made; outside counts the ones "
     .. "outside the cwd.",

@@ -55,7 +55,7 @@ end
 
 return {
   description = "Find where a symbol is defined, asking the editor's language servers. Prefer "
-    .. "naming it: {symbol} with a name or name path such as \"Greeter/greet\" (optionally "
+    .. 'naming it: {symbol} with a name or name path such as "Greeter/greet" (optionally '
     .. "path, the file to look in); use {path, line, col} (1-based) for a use site. Returns "
     .. "JSON {locations: [{path, line, col, end_line, end_col, text}], outside}: outside "
     .. "counts definitions outside the working directory (libraries), which are not named.",

@@ -52,7 +52,7 @@ end
 return {
   description = "Show what the editor's language server says about a symbol on hover: its "
     .. "signature and documentation, as markdown. Prefer naming it: {symbol} with a name or "
-    .. "name path such as \"Greeter/greet\" (optionally path); or {path, line, col} "
+    .. 'name path such as "Greeter/greet" (optionally path); or {path, line, col} '
     .. "(1-based). Returns JSON {path, line, col, text}.",
   input_schema = symbols.target_schema(
     "File relative to the working directory: where symbol is defined, or "

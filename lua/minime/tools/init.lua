@@ -48,7 +48,8 @@ local function user_tools()
   local list = require("minime.config").options.tools
   if list ~= indexed.list then
     local ok, tools, order = pcall(M.check_user_tools, list)
-    indexed = ok and { list = list, tools = tools, order = order } or { list = list, tools = {}, order = {} }
+    indexed = ok and { list = list, tools = tools, order = order }
+      or { list = list, tools = {}, order = {} }
   end
   return indexed.tools, indexed.order
 end
@@ -221,7 +222,6 @@ function M.check_user_tools(list)
   end
   return tools, order
 end
-
 
 --- Declarations of the built-in tools for the host: { { name, description, input_schema } },
 --- input_schema as JSON text (json.lua's field order: a Lua table has none, the model reads one).

@@ -18,9 +18,14 @@ assert(
   json.in_order(FIELDS) and json.in_order({ "cwd", "buffers" }),
   "open_buffers: fields out of json.lua's order"
 )
-local RECORD = "{" .. concat(vim.tbl_map(function(name)
-  return json.string(name) .. ":%s"
-end, FIELDS), ",") .. "}"
+local RECORD = "{"
+  .. concat(
+    vim.tbl_map(function(name)
+      return json.string(name) .. ":%s"
+    end, FIELDS),
+    ","
+  )
+  .. "}"
 local BOOL = { [true] = "true", [false] = "false" }
 
 -- JSON strings of the paths and filetypes seen (the same buffers are listed call after call).

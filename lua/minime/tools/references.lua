@@ -30,7 +30,7 @@ end
 
 return {
   description = "Find where a symbol is used, asking the editor's language servers. Prefer "
-    .. "naming it: {symbol} with a name or name path such as \"Greeter/greet\" (optionally "
+    .. 'naming it: {symbol} with a name or name path such as "Greeter/greet" (optionally '
     .. "path, the file that defines it); or {path, line, col} (1-based). Returns JSON "
     .. "{locations: [{path, line, col, end_line, end_col, text}], outside}: outside counts "
     .. "uses outside the working directory, which are not named.",

@@ -165,7 +165,7 @@ end
 return {
   description = "Get the text the user selected in the editor: call it when the user says 'this', "
     .. "'the selection' or 'the selected code'. Returns JSON {path, start: {line, col}, "
-    .. "end: {line, col}, mode, text}; mode is \"char\", \"line\" or \"block\", or \"none\" "
+    .. 'end: {line, col}, mode, text}; mode is "char", "line" or "block", or "none" '
     .. "(path null) when nothing is selected.",
   input_schema = {
     type = "object",

@@ -44,7 +44,7 @@ end
 return {
   description = "List symbols (classes, functions, methods, variables) from the editor's "
     .. "language servers: with path, that file's symbols, nested ones as name paths such as "
-    .. "\"Greeter/greet\" (pass these to client_definition's symbol); with query only, the "
+    .. '"Greeter/greet" (pass these to client_definition\'s symbol); with query only, the '
     .. "workspace's symbols whose name contains it. Returns JSON {symbols: [{name, kind, path, "
     .. "line, col, end_line, end_col, text}], outside}.",
   input_schema = {

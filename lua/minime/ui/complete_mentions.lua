@@ -163,7 +163,8 @@ end
 
 --- The listed file buffers in scope of `cwd`, relative.
 local function buffers(cwd)
-  local ok, scope = pcall(scope_mod.new, { cwd = cwd, deny = require("minime.config").options.deny })
+  local ok, scope =
+    pcall(scope_mod.new, { cwd = cwd, deny = require("minime.config").options.deny })
   if not ok then
     return {}
   end
@@ -204,7 +205,8 @@ function M.items(base, cwd)
     local at = typed == "" and 1 or lower:find(typed, 1, true)
     if at and allowed(c, rel) then
       seen[rel] = true
-      items[#items + 1] = { word = "@" .. rel, abbr = rel, menu = menu, rank = rank + (at == 1 and 0 or 1) }
+      items[#items + 1] =
+        { word = "@" .. rel, abbr = rel, menu = menu, rank = rank + (at == 1 and 0 or 1) }
     end
   end
   for _, rel in ipairs(buffers(cwd)) do

@@ -243,12 +243,8 @@ function M.win_config(req, lines, state)
   end
   local c = LAYOUT
   local aw = window.area()
-  local fit = math.max(
-    widest + 1,
-    40,
-    vim.api.nvim_strwidth(footer) + 2,
-    vim.api.nvim_strwidth(title) + 2
-  )
+  local fit =
+    math.max(widest + 1, 40, vim.api.nvim_strwidth(footer) + 2, vim.api.nvim_strwidth(title) + 2)
   local width = math.min(window.size(c.width, aw, 40), fit)
   local rows = 0 -- screen rows of the text: a line wider than the float wraps
   for _, l in ipairs(lines) do

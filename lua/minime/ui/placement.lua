@@ -17,7 +17,9 @@ function M.cursor_rows(win)
   end
   local cursor = api.nvim_win_get_cursor(win)
   local lnum, col = cursor[1], cursor[2]
-  local last_col = #(api.nvim_buf_get_lines(api.nvim_win_get_buf(win), lnum - 1, lnum, false)[1] or "")
+  local last_col = #(
+    api.nvim_buf_get_lines(api.nvim_win_get_buf(win), lnum - 1, lnum, false)[1] or ""
+  )
   local first = vim.fn.screenpos(win, lnum, 1).row
   local last = vim.fn.screenpos(win, lnum, math.max(1, math.max(last_col, col))).row
   if first == 0 then

@@ -32,7 +32,9 @@ local function valid_utf8(s)
   local out, i, n = {}, 1, #s
   while i <= n do
     local b = s:byte(i)
-    local len = b < 0x80 and 1 or b >= 0xC2 and b <= 0xDF and 2 or b >= 0xE0 and b <= 0xEF and 3
+    local len = b < 0x80 and 1
+      or b >= 0xC2 and b <= 0xDF and 2
+      or b >= 0xE0 and b <= 0xEF and 3
       or b >= 0xF0 and b <= 0xF4 and 4
       or 0
     local ok = len > 0 and i + len - 1 <= n

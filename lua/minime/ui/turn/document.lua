@@ -192,7 +192,11 @@ function M.done(t, ev)
     group = reason == "end_turn" and "MiniMeDone" or "MiniMeStatusPending"
   end
   local words = reasons[reason]
-  if reason and not (words and words:sub(1, #reason) == reason) and not (err and reason == "error") then
+  if
+    reason
+    and not (words and words:sub(1, #reason) == reason)
+    and not (err and reason == "error")
+  then
     line = line .. " (" .. reason .. ")"
   end
   local usage = usage_text(ev.usage)

@@ -240,7 +240,8 @@ function M.queue(buf, srow, erow)
       return
     end
   end
-  local mark = api.nvim_buf_set_extmark(buf, ns_pending, srow, 0, { end_row = erow, strict = false })
+  local mark =
+    api.nvim_buf_set_extmark(buf, ns_pending, srow, 0, { end_row = erow, strict = false })
   jobs[#jobs + 1] = { buf = buf, mark = mark, state = "new" }
   resume()
 end
