@@ -20,6 +20,7 @@ EventKind = Literal[
     "config",
     "usage",
     "title",
+    "terminal",
 ]
 
 
@@ -94,6 +95,8 @@ class Event(msgspec.Struct, kw_only=True):
     config_options: list[ConfigOption] | None = None  # "config": every option as it is now
     # "usage" (usage_update): ``usage`` is {used, size, cost?: {amount, currency}}, the context
     # window now; "title" (session_info_update): ``text`` is the session's title ("": cleared).
+    # "terminal": the live output (``output``, its end) of a client terminal that the tool
+    # call ``call.id`` shows; ``text`` is the terminal's id.
 
 
 class Result(msgspec.Struct):

@@ -23,6 +23,9 @@ Prompt = str | list[dict[str, Any]]
 _BACKGROUND: set[asyncio.Task[None]] = set()
 # Characters of a call's streamed output kept (the editor shows 2,000 lines of it).
 MAX_STREAMED = 1024 * 1024
+# The end of a client terminal's output a live "terminal" event carries (the whole of it is
+# in the terminal, and in the call's result).
+LIVE_TERMINAL_CHARS = 64 * 1024
 
 
 def merged(call: ToolCall, before: ToolCall) -> ToolCall:
@@ -147,6 +150,7 @@ class Session:
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
         self._past_calls: set[str] = set()
         self._replay: Turn | None = None  # what a session/load replay gathers (_replaying)
+        self.terminal_calls: dict[str, str] = {}  # client terminal id -> the call showing it
 
     @property
     def busy(self) -> bool:
@@ -164,7 +168,8 @@ class Session:
         earlier = gathering.calls.get(call_id) if gathering else None
         ending = gathering is not None and getattr(update, "status", None) in TERMINAL_STATUSES
         streamed = gathering.streamed_output(call_id) if ending and gathering else ""
-        event = session_state.state_event(update) or to_event(update, earlier, streamed)
+        text_of = self.client.terminal_text
+        event = session_state.state_event(update) or to_event(update, earlier, streamed, text_of)
         if event is None:
             return
         if not session_state.follow(self, event):  # mode and config: known between turns too
@@ -177,11 +182,42 @@ class Session:
             if chunk and call_id:
                 gathering.keep_output(call_id, chunk)
         shown = [event]
-        result = ended_call(update, streamed)
+        result = ended_call(update, streamed, text_of)
         if result is not None:
             shown.append(result)
+        elif event.kind in ("tool_call", "tool_update") and event.call is not None:
+            shown.extend(self._terminals_shown(event.call))
         for one in shown:
             self._show(one, turn if live else None)
+
+    def _terminals_shown(self, call: ToolCall) -> list[Event]:
+        """The call's ``{type: "terminal"}`` content: from now on its output shows under the
+        call, starting with what it printed already."""
+        found = []
+        for item in call.content:
+            terminal_id = item.get("terminalId") if isinstance(item, dict) else None
+            if isinstance(terminal_id, str) and self.terminal_calls.get(terminal_id) != call.id:
+                self.terminal_calls[terminal_id] = call.id
+                live = self.live_terminal(terminal_id)
+                if live is not None:
+                    found.append(live)
+        return found
+
+    def live_terminal(self, terminal_id: str) -> Event | None:
+        """The "terminal" event of a terminal's output now, if a call of this session shows it."""
+        call_id = self.terminal_calls.get(terminal_id)
+        text = self.client.terminal_text(terminal_id)
+        if call_id is None or text is None:
+            return None
+        return Event(
+            kind="terminal", call=ToolCall(id=call_id, kind=""), output=text[-LIVE_TERMINAL_CHARS:]
+        )
+
+    def terminal_grew(self, terminal_id: str) -> None:
+        turn = self._turn
+        event = self.live_terminal(terminal_id) if turn is not None and turn.request else None
+        if event is not None:
+            self._show(event, turn)
 
     def _replaying(self) -> Turn | None:
         """The store of a replay's streamed output while ``on_update`` takes one."""
