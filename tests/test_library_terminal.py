@@ -234,7 +234,8 @@ def test_a_terminal_call_shows_its_output_live_and_in_its_result(tmp_path: Path)
     live = [e.output for e in events if e.kind == "terminal"]
     assert live and live[-1] == "first\nsecond\n"
     assert "first\n" in live  # shown before the command ended
-    assert {e.call.id for e in events if e.kind == "terminal"} == {"call-1"}
+    assert {e.call.id for e in events if e.kind == "terminal" and e.call} == {"call-1"}
+    assert [e.status for e in events if e.kind == "terminal"][-1] == "exit status 0"
     results = [e for e in events if e.kind == "tool_result"]
     assert [(r.call.id, r.output) for r in results] == [("call-1", "first\nsecond\n")]
 

@@ -31,7 +31,7 @@ from .scopes import Opening, Scopes
 from .session import Session
 from .session_state import take_answer
 from .stored_sessions import StoredSessions, dump
-from .terminals import Terminals
+from .terminals import Terminal, Terminals
 from .tool_service import ToolService
 from .tools import Tool, ToolSource
 from .transport import LineTransport
@@ -339,6 +339,9 @@ class Client(StoredSessions, Authentication):
             task.add_done_callback(_BACKGROUND.discard)
 
     # -- the client terminal ---------------------------------------------------------------
+
+    def terminal(self, terminal_id: str) -> Terminal | None:
+        return self.terminals.get(terminal_id) if self.terminals is not None else None
 
     def terminal_text(self, terminal_id: str) -> str | None:
         """The output of this client's terminal ``terminal_id`` (None: no such terminal)."""

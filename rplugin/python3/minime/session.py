@@ -204,13 +204,18 @@ class Session:
         return found
 
     def live_terminal(self, terminal_id: str) -> Event | None:
-        """The "terminal" event of a terminal's output now, if a call of this session shows it."""
-        call_id = self.terminal_calls.get(terminal_id)
-        text = self.client.terminal_text(terminal_id)
-        if call_id is None or text is None:
+        """The "terminal" event of a terminal's output now (``call``: the call showing it, if
+        any; ``status``: how it ended, once it has)."""
+        terminal = self.client.terminal(terminal_id)
+        if terminal is None:
             return None
+        call_id = self.terminal_calls.get(terminal_id)
         return Event(
-            kind="terminal", call=ToolCall(id=call_id, kind=""), output=text[-LIVE_TERMINAL_CHARS:]
+            kind="terminal",
+            text=terminal_id,
+            call=None if call_id is None else ToolCall(id=call_id, kind=""),
+            output=terminal.text[-LIVE_TERMINAL_CHARS:],
+            status=terminal.ended_text(),
         )
 
     def terminal_grew(self, terminal_id: str) -> None:

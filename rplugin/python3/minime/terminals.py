@@ -89,6 +89,7 @@ class Terminal:
         self.limit = limit
         self.output = b""
         self.truncated = False
+        self._read_all = False
         self._on_output = on_output
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
@@ -100,6 +101,9 @@ class Terminal:
             self.output = utf8_tail(data, self.limit)
             self.truncated = self.truncated or len(self.output) < len(data)
             self._on_output()
+        self._read_all = True
+        await self.process.wait()
+        self._on_output()  # how it ended is news too
 
     @property
     def text(self) -> str:
@@ -108,7 +112,7 @@ class Terminal:
     def exit_status(self) -> dict[str, Any] | None:
         """``{exitCode, signal}`` once it has exited (and its output is all read), else None."""
         code = self.process.returncode
-        if code is None or not self._reader.done():
+        if code is None or not self._read_all:
             return None
         if code < 0:
             with contextlib.suppress(ValueError):
@@ -123,6 +127,15 @@ class Terminal:
         status = self.exit_status()
         assert status is not None
         return status
+
+    def ended_text(self) -> str | None:
+        """How it ended, in words (``exit status 3``, ``killed by SIGTERM``); None if running."""
+        status = self.exit_status()
+        if status is None:
+            return None
+        if status["signal"] is not None:
+            return f"killed by {status['signal']}"
+        return f"exit status {status['exitCode']}"
 
     def tree(self) -> dict[int, proctree.Proc]:
         return proctree.snapshot({self.process.pid: self.start_time}, self.tag)
