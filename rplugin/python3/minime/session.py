@@ -168,7 +168,7 @@ class Session:
         earlier = gathering.calls.get(call_id) if gathering else None
         ending = gathering is not None and getattr(update, "status", None) in TERMINAL_STATUSES
         streamed = gathering.streamed_output(call_id) if ending and gathering else ""
-        text_of = self.client.terminal_text
+        text_of = self.client.terminal_text if self.client.terminals is not None else None
         event = session_state.state_event(update) or to_event(update, earlier, streamed, text_of)
         if event is None:
             return

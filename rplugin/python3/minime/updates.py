@@ -80,6 +80,8 @@ def tool_output(
         kept = [text for t in terminals if (text := terminal_text(t)) is not None]
         if kept:
             return "\n".join(kept)
+        names = ", ".join(terminals)
+        return f"(the output is in the agent's terminal {names}, which this client never created)"
     if terminals:
         names = ", ".join(terminals)
         return f"(the output is in the agent's terminal {names}; this client has no terminal)"
