@@ -56,8 +56,14 @@ def test_a_command_shows_its_output_live_under_its_tool_line(tmp_path: Path) -> 
         live = ed.wait_text("    first")
         assert "    second" not in live  # shown while the command still runs
         assert "⚙ Run a command  [execute] in_progress" in live
+        # Mid-turn, :MiniMeTerminal shows it too, and its buffer follows the command.
+        ed.nvim.command("MiniMeTerminal")
+        wait_for(lambda: ed.nvim.current.buffer.name.endswith("/project/term-1"), 10)
+        assert ed.nvim.current.buffer[:] == ["first"]
+        buf = ed.nvim.current.buffer
         (Path(ed.cwd) / "go").touch()
         ed.wait_done()
+        wait_for(lambda: buf[:] == ["first", "second", "[exit status 2]"], 10)
         lines = ed.turn_lines()
         header = lines.index("⚙ Run a command  [execute] completed")
         assert lines[header + 1 : header + 3] == ["    first", "    second"]
@@ -98,12 +104,17 @@ def test_minime_terminal_opens_the_output_in_a_buffer(tmp_path: Path) -> None:
         ed.wait_note("no terminal 'term-9' here (the agent's: term-1, term-2)")
 
 
-def start_detached(ed: Editor) -> str:
+def start_detached(ed: Editor, waiting: bool = False) -> str:
     """A turn that leaves a command running in the client terminal, with a child in a session
-    of its own; the marker of both command lines."""
+    of its own (``waiting``: the turn still runs, waiting for it to exit); the marker of both
+    command lines."""
     marker = f"{uuid.uuid4().int % 10**6}"
-    done, _ = ed.turn(json.dumps([create(f"setsid sleep 8{marker} & sleep 9{marker}")]))
-    assert not done.get("error"), done
+    steps = [create(f"setsid sleep 8{marker} & sleep 9{marker}")]
+    if waiting:
+        ed.ask(json.dumps([*steps, {"method": "terminal/wait_for_exit"}]))
+    else:
+        done, _ = ed.turn(json.dumps(steps))
+        assert not done.get("error"), done
     wait_for(lambda: len(running_with(marker)) >= 2, 10, message="for both commands")
     return marker
 
@@ -114,6 +125,11 @@ def test_minime_stop_ends_every_terminal_with_its_children(tmp_path: Path) -> No
         ed.nvim.command("MiniMeStop")
         ed.wait_note("minime: agent stopped")
         wait_for(lambda: running_with(marker) == [], 10, message="for the terminal's tree to end")
+        # Mid-turn, the agent waiting for its command: the turn ends stopped, the tree too.
+        marker = start_detached(ed, waiting=True)
+        ed.nvim.command("MiniMeStop")
+        assert ed.wait_done(2)["stop_reason"] == "stopped"
+        wait_for(lambda: running_with(marker) == [], 10, message="for the terminal's tree to end")
 
 
 def test_quitting_neovim_ends_every_terminal_with_its_children(tmp_path: Path) -> None:
@@ -122,3 +138,11 @@ def test_quitting_neovim_ends_every_terminal_with_its_children(tmp_path: Path) -
         with contextlib.suppress(OSError, EOFError):
             ed.nvim.command("qa!")
     wait_for(lambda: running_with(marker) == [], 10, message="for the terminal's tree to end")
+
+
+def test_minime_reset_ends_the_old_sessions_terminals(tmp_path: Path) -> None:
+    with terminal_editor(tmp_path) as ed:
+        marker = start_detached(ed)
+        ed.nvim.command("MiniMeReset")
+        ed.wait_note("new conversation")
+        wait_for(lambda: running_with(marker) == [], 10, message="for the terminal's tree to end")
