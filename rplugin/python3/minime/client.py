@@ -351,7 +351,7 @@ class Client(StoredSessions, Authentication):
     def _terminal_grew(self, session_id: str, terminal_id: str) -> None:
         session = self.sessions.get(session_id)
         if session is not None:
-            session.terminal_grew(terminal_id)
+            session.terminals.grew(terminal_id)
 
     def _check_alive(self) -> None:
         if self.death is not None:

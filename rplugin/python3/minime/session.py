@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import session_state
 from .errors import Busy, Error
+from .live_terminals import LiveTerminals
 from .model import ConfigOption, Event, Result, SessionModes, ToolCall
 from .transport import STOP_REASON_META
 from .updates import TERMINAL_STATUSES, ended_call, terminal_chunk, to_event
@@ -23,9 +24,6 @@ Prompt = str | list[dict[str, Any]]
 _BACKGROUND: set[asyncio.Task[None]] = set()
 # Characters of a call's streamed output kept (the editor shows 2,000 lines of it).
 MAX_STREAMED = 1024 * 1024
-# The end of a client terminal's output a live "terminal" event carries (the whole of it is
-# in the terminal, and in the call's result).
-LIVE_TERMINAL_CHARS = 64 * 1024
 
 
 def merged(call: ToolCall, before: ToolCall) -> ToolCall:
@@ -150,7 +148,7 @@ class Session:
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
         self._past_calls: set[str] = set()
         self._replay: Turn | None = None  # what a session/load replay gathers (_replaying)
-        self.terminal_calls: dict[str, str] = {}  # client terminal id -> the call showing it
+        self.terminals = LiveTerminals(self)  # the client terminals its calls show
 
     @property
     def busy(self) -> bool:
@@ -186,43 +184,14 @@ class Session:
         if result is not None:
             shown.append(result)
         elif event.kind in ("tool_call", "tool_update") and event.call is not None:
-            shown.extend(self._terminals_shown(event.call))
+            shown.extend(self.terminals.shown_by(event.call))
         for one in shown:
             self._show(one, turn if live else None)
 
-    def _terminals_shown(self, call: ToolCall) -> list[Event]:
-        """The call's ``{type: "terminal"}`` content: from now on its output shows under the
-        call, starting with what it printed already."""
-        found = []
-        for item in call.content:
-            terminal_id = item.get("terminalId") if isinstance(item, dict) else None
-            if isinstance(terminal_id, str) and self.terminal_calls.get(terminal_id) != call.id:
-                self.terminal_calls[terminal_id] = call.id
-                live = self.live_terminal(terminal_id)
-                if live is not None:
-                    found.append(live)
-        return found
-
-    def live_terminal(self, terminal_id: str) -> Event | None:
-        """The "terminal" event of a terminal's output now (``call``: the call showing it, if
-        any; ``status``: how it ended, once it has)."""
-        terminal = self.client.terminal(terminal_id)
-        if terminal is None:
-            return None
-        call_id = self.terminal_calls.get(terminal_id)
-        return Event(
-            kind="terminal",
-            text=terminal_id,
-            call=None if call_id is None else ToolCall(id=call_id, kind=""),
-            output=terminal.text[-LIVE_TERMINAL_CHARS:],
-            status=terminal.ended_text(),
-        )
-
-    def terminal_grew(self, terminal_id: str) -> None:
+    def running_turn(self) -> Turn | None:
+        """The turn whose prompt is in flight (not one that only ends, nor a replay)."""
         turn = self._turn
-        event = self.live_terminal(terminal_id) if turn is not None and turn.request else None
-        if event is not None:
-            self._show(event, turn)
+        return turn if turn is not None and turn.request is not None else None
 
     def _replaying(self) -> Turn | None:
         """The store of a replay's streamed output while ``on_update`` takes one."""

@@ -109,6 +109,11 @@ class Terminal:
     def text(self) -> str:
         return self.output.decode("utf-8", "replace")
 
+    def tail(self, limit: int) -> str:
+        """The last ``limit`` bytes of the output or fewer (whole characters), as text: what a
+        live view shows, without decoding a megabyte at each read."""
+        return utf8_tail(self.output, limit).decode("utf-8", "replace")
+
     def exit_status(self) -> dict[str, Any] | None:
         """``{exitCode, signal}`` once it has exited (and its output is all read), else None."""
         code = self.process.returncode
