@@ -277,16 +277,8 @@ function M.show_log(lines)
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, clean)
   vim.bo[buf].modifiable = false
-  require("minime.ui.window").clear_the_view()
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 then
-    api.nvim_set_current_win(win)
-  elseif pcall(vim.cmd, "botright split") then
-    api.nvim_win_set_buf(0, buf)
-  else
-    -- No room for a split (E36): say so plainly; the log is kept for the next :MiniMeLog.
-    vim.notify("minime: no room for the log window — make room (:only) and :MiniMeLog again")
-  end
+  -- No room for a split (E36): said plainly; the log is kept for the next :MiniMeLog.
+  require("minime.ui.window").show_at_bottom(buf, "the log window", ":MiniMeLog")
 end
 
 return M

@@ -22,8 +22,8 @@ import os
 import sys
 import time
 
-from fs_agent import ask, say
-from jsonl import requests, send
+from fs_agent import ask, say, serve
+from jsonl import send
 
 
 def tool(session_id: str, call_id: str, terminal_id: str, update: str, status: str) -> None:
@@ -62,29 +62,7 @@ def run(session_id: str, steps: list[dict]) -> None:
 
 
 def main() -> None:
-    caps: dict = {}
-    for request in requests():
-        method, params, rid = request["method"], request.get("params") or {}, request["id"]
-        if method == "initialize":
-            caps = params.get("clientCapabilities") or {}
-            send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
-        elif method == "session/new":
-            send({"id": rid, "result": {"sessionId": "term-1"}})
-        elif method == "session/prompt":
-            sid = params["sessionId"]
-            texts = [b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"]
-            text = texts[0].strip() if texts else ""  # the editor may add context blocks
-            if text == "caps":
-                say(sid, "CAPS " + json.dumps(caps, sort_keys=True))
-            else:
-                try:
-                    steps = json.loads(text)
-                except ValueError:
-                    steps = []
-                run(sid, steps if isinstance(steps, list) else [steps])
-            send({"id": rid, "result": {"stopReason": "end_turn"}})
-        else:
-            send({"id": rid, "error": {"code": -32601, "message": "Method not found"}})
+    serve("term-1", run)
 
 
 if __name__ == "__main__":

@@ -80,15 +80,7 @@ function M.show(cwd, shown)
     buffers[key] = buf
   end
   fill(buf, shown.output, shown.status ~= vim.NIL and shown.status or nil)
-  require("minime.ui.window").clear_the_view()
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 then
-    api.nvim_set_current_win(win)
-  elseif pcall(vim.cmd, "botright split") then
-    api.nvim_win_set_buf(0, buf)
-  else
-    vim.notify("minime: no room for the terminal's window — make room (:only) and try again")
-  end
+  require("minime.ui.window").show_at_bottom(buf, "the terminal's window", ":MiniMeTerminal")
 end
 
 --- The terminal ids of `cwd` seen so far that start with `lead` (:MiniMeTerminal completion).

@@ -313,4 +313,21 @@ function M.clear_the_view()
   end
 end
 
+--- Go to `buf`'s window, else show it in a split at the bottom, with the turn floats hidden
+--- (clear_the_view); no room for a split (E36) is said plainly, naming `what` and `again`.
+---@param buf integer
+---@param what string
+---@param again string the command that tries again
+function M.show_at_bottom(buf, what, again)
+  M.clear_the_view()
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    api.nvim_set_current_win(win)
+  elseif pcall(vim.cmd, "botright split") then
+    api.nvim_win_set_buf(0, buf)
+  else
+    vim.notify(("minime: no room for %s — make room (:only) and %s again"):format(what, again))
+  end
+end
+
 return M

@@ -183,10 +183,7 @@ class Handler(TerminalRequests):
             from acp import RequestError
 
             raise RequestError.method_not_found(method)
-        session = self._owner.sessions.get(session_id)
-        if session is None:
-            log.warning("refused %s for unknown session %r", method, session_id)
-            self._refuse(f"unknown session {session_id!r}: this client never opened it")
+        session = self._known_session(method, session_id)
         try:
             return fs, inside(session.cwd, path)
         except ValueError as exc:

@@ -33,11 +33,15 @@ class TerminalRequests:
             from acp import RequestError
 
             raise RequestError.method_not_found(method)
+        return terminals, self._known_session(method, session_id)
+
+    def _known_session(self, method: str, session_id: str) -> Any:
+        """The client's session ``session_id``, or a refusal (one it never opened)."""
         session = self._owner.sessions.get(session_id)
         if session is None:
             log.warning("refused %s for unknown session %r", method, session_id)
             _refuse(f"unknown session {session_id!r}: this client never opened it")
-        return terminals, session
+        return session
 
     def _terminal(self, method: str, session_id: str, terminal_id: str) -> Terminal:
         terminals, _ = self._terminals(method, session_id)
