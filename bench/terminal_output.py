@@ -9,7 +9,8 @@ conversation float is open and follows. Measured in one run, next to baselines:
   by ``subprocess`` into a pipe read to its end (what the output costs at all);
 * ``probe_ms`` p50/p99: ``eval('1')`` from pynvim while the command prints, against
   ``idle_probe_ms`` before the turn (the editor must stay responsive: the output is kept by the
-  host, Lua draws at most one replacement of the tool's body per flush).
+  host, and Lua draws the tool's body at most every 100 ms, its last 16 KB). Target: p99 <
+  50 ms.
 
     .venv/bin/python bench/terminal_output.py [size_mb ...]   (default: 2 20)
 """
@@ -17,6 +18,7 @@ conversation float is open and follows. Measured in one run, next to baselines:
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,7 @@ from pathlib import Path
 from _common import PYTHON, REPO, emit, lua_str, plugin_editor, quantile
 
 BENCH = "terminal_output"
+TARGET_P99_MS = 50.0  # the editor answers within a frame or three while a command floods
 AGENT = REPO / "tests" / "agents" / "terminal_agent.py"
 DONE_INIT = (
     "_G.done_count = 0\n"
@@ -103,21 +106,26 @@ def run(size_mb: float) -> None:
         idle_probe_ms_p50=quantile(idle, 0.5),
         probes=len(busy),
     )
+    p99 = quantile(busy, 0.99)
     emit(
         BENCH,
         "probe_ms_p99",
-        quantile(busy, 0.99),
+        p99,
         "ms",
         size_mb=size_mb,
         idle_probe_ms_p99=quantile(idle, 0.99),
         probe_ms_max=max(busy) if busy else float("nan"),
+        target=f"p99 < {TARGET_P99_MS} ms",
+        met=p99 < TARGET_P99_MS,
     )
 
 
 def main() -> None:
     sizes = [float(x) for x in sys.argv[1:]] or [2.0, 20.0]
+    emit(BENCH, "loadavg_1m_at_start", os.getloadavg()[0], "procs")
     for size in sizes:
         run(size)
+    emit(BENCH, "loadavg_1m_at_end", os.getloadavg()[0], "procs")
 
 
 if __name__ == "__main__":
