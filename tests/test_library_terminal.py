@@ -116,6 +116,26 @@ def test_create_output_wait_release_in_a_subdirectory_with_env(tmp_path: Path) -
     assert "unknown terminal" in got[4][1]["error"]["data"]["details"]
 
 
+def test_the_agent_cannot_change_the_tags_that_find_its_commands(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("MINIME_EDITOR", "the-editor")
+    env = [
+        {"name": "MINIME_EDITOR", "value": "elsewhere"},
+        {"name": "MINIME_TERMINAL", "value": "x"},
+    ]
+    script = 'echo "$MINIME_EDITOR $MINIME_TERMINAL"'
+    got, _ = asyncio.run(
+        turn(
+            [create("/bin/sh", "-c", script, env=env), step("wait_for_exit"), step("output")],
+            tmp_path,
+        )
+    )
+    editor, terminal = got[2][1]["result"]["output"].split()
+    assert editor == "the-editor"
+    assert terminal != "x" and terminal.startswith(f"{os.getpid()}-")
+
+
 def test_a_shell_line_without_args_runs_through_sh(tmp_path: Path) -> None:
     got, _ = asyncio.run(
         turn([create("echo one && echo two"), step("wait_for_exit"), step("output")], tmp_path)

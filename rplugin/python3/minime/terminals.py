@@ -198,6 +198,9 @@ class Terminals:
         tag = f"{TAG_VARIABLE}={token}"
         environ = dict(os.environ)
         environ.update(dict(env))
+        # The tags that find our processes' trees (the editor's MINIME_EDITOR among them) are
+        # not the agent's to change: a command that escaped them would outlive the editor.
+        environ.update({k: v for k, v in os.environ.items() if k.startswith("MINIME_")})
         environ[TAG_VARIABLE] = token
         if self.agent_tag:
             name, _, value = self.agent_tag.partition("=")
