@@ -38,6 +38,15 @@ end, { desc = "Start a new conversation for this cwd" })
 cmd("MiniMeLog", function()
   require("minime").log()
 end, { desc = "Show mm's stderr and minime's log" })
+cmd("MiniMeTerminal", function(o)
+  require("minime.actions").terminal(o.fargs[1])
+end, {
+  nargs = "?",
+  complete = function(lead)
+    return require("minime.ui.terminal").complete(vim.fn.getcwd(), lead)
+  end,
+  desc = "Show the output of a command the agent ran in the client terminal (default: the last)",
+})
 cmd("MiniMeStop", function()
   require("minime").stop()
 end, { desc = "Stop the agent" })

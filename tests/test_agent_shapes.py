@@ -99,7 +99,7 @@ def test_messages_of_one_turn_are_paragraphs_and_start_at_their_text(tmp_path: P
 def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     """Bullet 2 (and 3's kinds): qwen's text in content with rawOutput "", codex's JSON
     rawOutput, an edit's diff (relative path; its 252 KB JSON rawOutput not drawn), terminal content
-    without the capability; a tool_call_update without kind keeps the call's kind."""
+    this client never created; a tool_call_update without kind keeps the call's kind."""
     with shapes_editor(tmp_path) as ed:
         done, text = ed.turn("qwen codex edit terminal nokind")
         assert done["stop_reason"] == "end_turn"
@@ -119,7 +119,7 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     assert len(text.encode()) < 40_000
     assert tool_body(lines, "⚙ Run x1  [execute] completed") == ["built ok"]
     assert tool_body(lines, "⚙ Run x2  [execute] completed") == [
-        "(the output is in the agent's terminal term-x2; this client has no terminal)"
+        "(the output is in the agent's terminal term-x2, which this client never created)"
     ]
     assert tool_body(lines, "⚙ Find needle  [search] completed") == ["found"]
     assert "[other]" not in text

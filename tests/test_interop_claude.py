@@ -266,6 +266,27 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
         assert ed.turn_errors() == []
 
 
+def test_claude_runs_bash_itself_though_the_client_terminal_is_offered(tmp_path: Path) -> None:
+    """claude-agent-acp 0.101 never calls terminal/create (its dist/ has no call site; only its
+    bundled SDK's schema names the method): offered ``terminal: true``, its Bash still runs the
+    command itself, and the output reaches the model and the conversation as before. The day
+    it does use the client terminal, this test says so."""
+    with claude_editor(tmp_path) as claude:
+        ed = claude.ed
+        ed.ask("write out")
+        ed.permission_win()
+        ed.answer_permission("1")
+        assert ed.wait_done(1)["stop_reason"] == "end_turn"
+        (init,) = claude.wire("in", "initialize")
+        assert init["params"]["clientCapabilities"]["terminal"] is True
+        asked = [m["method"] for m in claude.wire("out") if "id" in m and "method" in m]
+        assert not [m for m in asked if m.startswith("terminal/")], asked
+        assert claude.model.tool_results() == ["ran"], "its output went to the model"
+        lines = ed.turn_lines()
+        header = lines.index("⚙ echo hi > out.txt && echo ran  [execute] completed")
+        assert lines[header + 2] == "    ran", "the command's output under its line"
+
+
 def test_claudes_question_reaches_the_user_and_the_choice_its_model(tmp_path: Path) -> None:
     """claude-agent-acp offers AskUserQuestion only to a client that advertises
     elicitation.form: the question is a float, one key answers it, the model reads the choice."""

@@ -183,6 +183,13 @@ function M.log()
   host_op("log", {})
 end
 
+--- :MiniMeTerminal [id]: the output of a command the agent ran in the client terminal (the
+--- last one of this cwd's session, or `id`), in a buffer.
+---@param id? string
+function M.terminal(id)
+  host_op("terminal", { cwd = vim.fn.getcwd(), terminal_id = id })
+end
+
 --- The agent's earlier sessions for the current cwd, to reopen one (vim.ui.select).
 function M.sessions()
   local ok, payload = pcall(host_payload, vim.fn.getcwd())

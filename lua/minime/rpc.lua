@@ -166,6 +166,13 @@ function M.modes_update(cwd, state)
   return require("minime.modes").update(cwd, state)
 end
 
+--- :MiniMeTerminal: a client terminal's output, opened in a buffer (see minime.ui.terminal).
+---@param cwd string
+---@param shown {terminal_id: string, output: string, status: string?, ids: string[]}
+function M.show_terminal(cwd, shown)
+  require("minime.ui.terminal").show(cwd, shown)
+end
+
 --- Offer the sessions the host found (vim.ui.select); the chosen one is reopened in `cwd`.
 ---@param cwd string
 ---@param items {session_id: string, title: string, updated_at: string}[]
@@ -246,26 +253,6 @@ local function log_buffer()
   end
 end
 
---- Hide the turn floats of this tab page, which would cover the log (their turns go on;
---- :MiniMeShow brings them back), and leave the current window a normal one.
-local function clear_the_view()
-  local api = vim.api
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    local buf = api.nvim_win_get_buf(win)
-    if api.nvim_win_get_config(win).relative ~= "" and vim.b[buf].minime == "turn" then
-      require("minime.ui.turn").close(vim.b[buf].minime_key)
-    end
-  end
-  if api.nvim_win_get_config(0).relative ~= "" then
-    for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-      if api.nvim_win_get_config(win).relative == "" then
-        api.nvim_set_current_win(win)
-        break
-      end
-    end
-  end
-end
-
 --- :MiniMeLog: the host's log lines, then its stderr, in one scratch buffer — refreshed, not
 --- made again, by the next :MiniMeLog — in a split at the bottom (or its window, if shown),
 --- with the turn floats hidden so that nothing covers it.
@@ -294,16 +281,8 @@ function M.show_log(lines)
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, clean)
   vim.bo[buf].modifiable = false
-  clear_the_view()
-  local win = vim.fn.bufwinid(buf)
-  if win ~= -1 then
-    api.nvim_set_current_win(win)
-  elseif pcall(vim.cmd, "botright split") then
-    api.nvim_win_set_buf(0, buf)
-  else
-    -- No room for a split (E36): say so plainly; the log is kept for the next :MiniMeLog.
-    vim.notify("minime: no room for the log window — make room (:only) and :MiniMeLog again")
-  end
+  -- No room for a split (E36): said plainly; the log is kept for the next :MiniMeLog.
+  require("minime.ui.window").show_at_bottom(buf, "the log window", ":MiniMeLog")
 end
 
 return M

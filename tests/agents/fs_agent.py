@@ -17,6 +17,7 @@ tests/test_fs.py and tests/test_library_fs.py. It runs no model: each prompt is 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from jsonl import messages, requests, send
 
@@ -62,7 +63,11 @@ def ask(method: str, params: dict) -> dict:
     raise SystemExit(0)
 
 
-def main() -> None:
+def serve(session_id: str, run: Callable[[str, list[dict]], None]) -> None:
+    """The agent's side of the wire until stdin closes: ``initialize`` (its
+    clientCapabilities kept), ``session/new`` (``session_id``), and each prompt: ``caps``
+    answers ``CAPS <them>``, any other text is read as JSON (one step or a list) and given to
+    ``run(session_id, steps)``; every other request: method not found."""
     caps: dict = {}
     for request in requests():
         method, params, rid = request["method"], request.get("params") or {}, request["id"]
@@ -70,7 +75,7 @@ def main() -> None:
             caps = params.get("clientCapabilities") or {}
             send({"id": rid, "result": {"protocolVersion": 1, "agentCapabilities": {}}})
         elif method == "session/new":
-            send({"id": rid, "result": {"sessionId": "fs-1"}})
+            send({"id": rid, "result": {"sessionId": session_id}})
         elif method == "session/prompt":
             sid = params["sessionId"]
             texts = [b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text"]
@@ -79,25 +84,33 @@ def main() -> None:
                 say(sid, "CAPS " + json.dumps(caps, sort_keys=True))
             else:
                 try:
-                    asks = json.loads(text)
+                    steps = json.loads(text)
                 except ValueError:
-                    asks = []
-                for one in asks if isinstance(asks, list) else [asks]:
-                    one_params = {"sessionId": sid, **one.get("params", {})}
-                    if "repeat" in one:
-                        one_params["content"] = one_params["content"] * one["repeat"]
-                    if "say" in one:
-                        say(sid, one["say"])
-                    if "diff" in one:
-                        tool_with_diff(sid, one["diff"])
-                    later = one.get("diff_after")
-                    call_id = tool_with_diff(sid, later, "in_progress") if later else ""
-                    say(sid, "FS " + json.dumps(ask(one["method"], one_params)))
-                    if later:
-                        diff_result(sid, call_id, later)
+                    steps = []
+                run(sid, steps if isinstance(steps, list) else [steps])
             send({"id": rid, "result": {"stopReason": "end_turn"}})
         else:
             send({"id": rid, "error": {"code": -32601, "message": "Method not found"}})
+
+
+def run_asks(sid: str, asks: list[dict]) -> None:
+    for one in asks:
+        one_params = {"sessionId": sid, **one.get("params", {})}
+        if "repeat" in one:
+            one_params["content"] = one_params["content"] * one["repeat"]
+        if "say" in one:
+            say(sid, one["say"])
+        if "diff" in one:
+            tool_with_diff(sid, one["diff"])
+        later = one.get("diff_after")
+        call_id = tool_with_diff(sid, later, "in_progress") if later else ""
+        say(sid, "FS " + json.dumps(ask(one["method"], one_params)))
+        if later:
+            diff_result(sid, call_id, later)
+
+
+def main() -> None:
+    serve("fs-1", run_asks)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,13 @@ from typing import Any
 log = logging.getLogger("minime")
 
 
-def lent_capabilities(*, fs: bool, questions: bool, terminal_auth: bool) -> dict[str, Any]:
+def lent_capabilities(
+    *, fs: bool, questions: bool, terminal_auth: bool, terminal: bool = False
+) -> dict[str, Any]:
     """``ClientCapabilities`` fields: boolean config options always (session_state reads and
     sets them); ``fs`` with file-system handlers; ``elicitation.form`` with an
-    ``on_elicitation``; ``auth.terminal`` when the caller runs terminal login methods."""
+    ``on_elicitation``; ``auth.terminal`` when the caller runs terminal login methods;
+    ``terminal`` when the client runs the agent's commands (terminals.py)."""
     from acp.schema import (
         AuthCapabilities,
         BooleanConfigOptionCapabilities,
@@ -34,6 +37,8 @@ def lent_capabilities(*, fs: bool, questions: bool, terminal_auth: bool) -> dict
         lent["elicitation"] = ElicitationCapabilities(form=ElicitationFormCapabilities())
     if terminal_auth:
         lent["auth"] = AuthCapabilities(terminal=True)
+    if terminal:
+        lent["terminal"] = True
     return lent
 
 

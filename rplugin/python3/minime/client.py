@@ -31,12 +31,14 @@ from .scopes import Opening, Scopes
 from .session import Session
 from .session_state import take_answer
 from .stored_sessions import StoredSessions, dump
+from .terminals import Terminal, Terminals
 from .tool_service import ToolService
 from .tools import Tool, ToolSource
 from .transport import LineTransport
 
 log = logging.getLogger("minime")
 
+_BACKGROUND: set[asyncio.Task[None]] = set()
 TOOLS_META_KEY = "org.mini-me/tools"
 CLIENT_NAME = "minime.py"
 CLIENT_VERSION = "0.1.0"
@@ -62,8 +64,12 @@ class Client(StoredSessions, Authentication):
         mcp_servers: Sequence[dict[str, Any]] = (),
         on_elicitation: ElicitationCallback | None = None,
         terminal_auth: bool = False,
+        terminals: Terminals | None = None,
     ) -> None:
         self.argv = argv
+        self.terminals = terminals
+        if terminals is not None:
+            terminals.on_grew = self._terminal_grew
         self.terminal_auth = terminal_auth
         self.on_elicitation = on_elicitation
         self.fs = fs
@@ -115,6 +121,8 @@ class Client(StoredSessions, Authentication):
             )
         except OSError as exc:
             raise Error(f"cannot start {self.binary}: {exc.strerror or exc}") from None
+        if self.terminals is not None:  # the agent's tree holds its terminals' commands too
+            self.terminals.agent_tag = self.process.tag
         # Imported only now: `import acp` costs about a second (pydantic models) and the
         # agent is already starting in parallel.
         import acp
@@ -124,8 +132,8 @@ class Client(StoredSessions, Authentication):
         self.transport = LineTransport(process.stdout, process.stdin, on_end=self._output_ended)
         self.transport.on_load_answered = self._replay_over
         sdk_log.install()  # its tracebacks of hostile messages: one line on our logger
-        # The SDK's Client protocol names every client method; the router answers
-        # method_not_found for those Handler leaves out (terminal), as it must. The SDK (0.12.1)
+        # The SDK's Client protocol names every client method; terminal/* answer
+        # method_not_found without terminals (terminal_requests.py). The SDK (0.12.1)
         # serves elicitation/create only with the unstable protocol on; ACP stabilised
         # elicitation, and this client defines no other unstable method.
         handler = cast("acp.Client", Handler(self))
@@ -156,6 +164,7 @@ class Client(StoredSessions, Authentication):
             fs=self.fs is not None,
             questions=self.on_elicitation is not None,
             terminal_auth=self.terminal_auth,
+            terminal=self.terminals is not None,
         )
         return await self.rpc.initialize(
             protocol_version=PROTOCOL_VERSION,
@@ -220,6 +229,10 @@ class Client(StoredSessions, Authentication):
         self.death = error
         for session in list(self.sessions.values()):
             session.fail_turn(error)
+        if self.terminals is not None:  # nobody is left to read or release them
+            task = asyncio.get_running_loop().create_task(self.terminals.close())
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
 
     def _output_ended(self) -> None:
         if not self._closing and self._ended is None:
@@ -318,6 +331,27 @@ class Client(StoredSessions, Authentication):
     def forget(self, session: Session) -> None:
         self.sessions.pop(session.session_id, None)
         self.mcp.ended(session.session_id)  # its MCP token is refused from now on
+        if self.terminals is not None and self.terminals.of_session(session.session_id):
+            task = asyncio.get_running_loop().create_task(
+                self.terminals.end_session(session.session_id)
+            )
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
+
+    # -- the client terminal ---------------------------------------------------------------
+
+    def terminal(self, terminal_id: str) -> Terminal | None:
+        return self.terminals.get(terminal_id) if self.terminals is not None else None
+
+    def terminal_text(self, terminal_id: str) -> str | None:
+        """The output of this client's terminal ``terminal_id`` (None: no such terminal)."""
+        terminal = self.terminals.get(terminal_id) if self.terminals is not None else None
+        return terminal.text if terminal is not None else None
+
+    def _terminal_grew(self, session_id: str, terminal_id: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.terminals.grew(terminal_id)
 
     def _check_alive(self) -> None:
         if self.death is not None:
@@ -355,6 +389,8 @@ class Client(StoredSessions, Authentication):
         for session in list(self.sessions.values()):
             session.fail_turn(closed)
         try:
+            if self.terminals is not None:
+                await self.terminals.close()
             if self.process is not None:
                 await self.process.stop(grace)
             if self.rpc is not None:
@@ -392,9 +428,14 @@ async def connect(
     mcp_servers: Sequence[dict[str, Any]] = (),
     on_elicitation: ElicitationCallback | None = None,
     terminal_auth: bool = False,
+    terminal: bool | Terminals = False,
 ) -> Client:
     """Start ``<mm> -acp -config <config>`` (or any ACP agent ``command``) and initialize it.
-    ``tools_via="mcp"``: ``tools`` are an MCP server of each session (see mcp_servers.py)."""
+    ``tools_via="mcp"``: ``tools`` are an MCP server of each session (see mcp_servers.py).
+    ``terminal``: True (or a :class:`~minime.terminals.Terminals`, to be told when output
+    grows) lends the client terminal: the agent's commands run here (terminals.py)."""
+    if not isinstance(terminal, bool | Terminals):
+        raise Error(f"terminal must be True, False or a Terminals, got {type(terminal).__name__}")
     if on_elicitation is not None and not callable(on_elicitation):
         raise Error(f"on_elicitation must be a function, got {type(on_elicitation).__name__}")
     check_connect_arguments(
@@ -441,6 +482,11 @@ async def connect(
         mcp_servers=servers,
         on_elicitation=on_elicitation,
         terminal_auth=terminal_auth,
+        terminals=terminal
+        if isinstance(terminal, Terminals)
+        else Terminals()
+        if terminal
+        else None,
     )
     if not callable(tools):
         client.set_static_tools(tools)

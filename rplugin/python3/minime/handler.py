@@ -11,6 +11,7 @@ from .fs import inside
 from .model import PermissionOption, PermissionRequest
 from .permissions import decide
 from .sdk_log import first_line
+from .terminal_requests import TerminalRequests
 from .tool_service import TOOLS_LIST_METHOD
 from .updates import _tool_call
 
@@ -37,7 +38,7 @@ async def _handled(method: str, work: Awaitable[T]) -> T:
         raise RequestError.internal_error({"details": str(exc)}) from None
 
 
-class Handler:
+class Handler(TerminalRequests):
     """Every agent request lands here; requests about sessions this client never opened are
     refused before anything is shown or run."""
 
@@ -182,10 +183,7 @@ class Handler:
             from acp import RequestError
 
             raise RequestError.method_not_found(method)
-        session = self._owner.sessions.get(session_id)
-        if session is None:
-            log.warning("refused %s for unknown session %r", method, session_id)
-            self._refuse(f"unknown session {session_id!r}: this client never opened it")
+        session = self._known_session(method, session_id)
         try:
             return fs, inside(session.cwd, path)
         except ValueError as exc:

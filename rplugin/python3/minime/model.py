@@ -20,6 +20,7 @@ EventKind = Literal[
     "config",
     "usage",
     "title",
+    "terminal",
 ]
 
 
@@ -94,6 +95,9 @@ class Event(msgspec.Struct, kw_only=True):
     config_options: list[ConfigOption] | None = None  # "config": every option as it is now
     # "usage" (usage_update): ``usage`` is {used, size, cost?: {amount, currency}}, the context
     # window now; "title" (session_info_update): ``text`` is the session's title ("": cleared).
+    # "terminal": the live output (``output``, its end) of the client terminal ``text`` (its
+    # id), shown by the tool call ``call`` (None: no call shows it yet); ``status``: how it
+    # ended ("exit status 0", "killed by SIGTERM"), None while it runs.
 
 
 class Result(msgspec.Struct):

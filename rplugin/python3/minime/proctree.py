@@ -151,6 +151,9 @@ def kill_now(members: dict[int, Proc]) -> None:
 
 
 _subreaper = False
+# Children of ours that asyncio waits for besides the agents (the client terminal's commands):
+# never reaped here, never taken for adopted orphans.
+waited: set[int] = set()
 
 
 def become_subreaper() -> bool:
@@ -176,7 +179,7 @@ def reap_adopted(keep: Iterable[int] = ()) -> None:
     if not _subreaper:
         return
     me = os.getpid()
-    kept = set(keep)
+    kept = set(keep) | waited
     for p in all_procs():
         if p.ppid == me and p.state == "Z" and p.pid not in kept:
             with contextlib.suppress(ChildProcessError, OSError):
@@ -188,5 +191,5 @@ def adopted(keep: Iterable[int] = ()) -> dict[int, Proc]:
     if not _subreaper:
         return {}
     me = os.getpid()
-    kept = set(keep)
+    kept = set(keep) | waited
     return {p.pid: p for p in all_procs() if p.ppid == me and p.state != "Z" and p.pid not in kept}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import session_state
 from .errors import Busy, Error
+from .live_terminals import LiveTerminals
 from .model import ConfigOption, Event, Result, SessionModes, ToolCall
 from .transport import STOP_REASON_META
 from .updates import TERMINAL_STATUSES, ended_call, terminal_chunk, to_event
@@ -147,6 +148,7 @@ class Session:
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
         self._past_calls: set[str] = set()
         self._replay: Turn | None = None  # what a session/load replay gathers (_replaying)
+        self.terminals = LiveTerminals(self)  # the client terminals its calls show
 
     @property
     def busy(self) -> bool:
@@ -164,7 +166,8 @@ class Session:
         earlier = gathering.calls.get(call_id) if gathering else None
         ending = gathering is not None and getattr(update, "status", None) in TERMINAL_STATUSES
         streamed = gathering.streamed_output(call_id) if ending and gathering else ""
-        event = session_state.state_event(update) or to_event(update, earlier, streamed)
+        text_of = self.client.terminal_text if self.client.terminals is not None else None
+        event = session_state.state_event(update) or to_event(update, earlier, streamed, text_of)
         if event is None:
             return
         if not session_state.follow(self, event):  # mode and config: known between turns too
@@ -177,11 +180,18 @@ class Session:
             if chunk and call_id:
                 gathering.keep_output(call_id, chunk)
         shown = [event]
-        result = ended_call(update, streamed)
+        result = ended_call(update, streamed, text_of)
         if result is not None:
             shown.append(result)
+        elif event.kind in ("tool_call", "tool_update") and event.call is not None:
+            shown.extend(self.terminals.shown_by(event.call))
         for one in shown:
             self._show(one, turn if live else None)
+
+    def running_turn(self) -> Turn | None:
+        """The turn whose prompt is in flight (not one that only ends, nor a replay)."""
+        turn = self._turn
+        return turn if turn is not None and turn.request is not None else None
 
     def _replaying(self) -> Turn | None:
         """The store of a replay's streamed output while ``on_update`` takes one."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .model import Event, ToolCall
 
 TERMINAL_STATUSES = ("completed", "failed")
+# The output of this client's terminal of that id (None: no such terminal here).
+TerminalText = Callable[[str], str | None]
 
 
 def _plain(value: Any) -> Any:
@@ -41,6 +44,7 @@ def tool_output(
     meta: Any = None,
     diffed: bool = False,
     streamed: str = "",
+    terminal_text: TerminalText | None = None,
 ) -> str:
     """The text a tool call produced, wherever the agent put it: mm in ``rawOutput.output``,
     codex-acp in other fields of a JSON rawOutput, qwen-code in ``content`` (with rawOutput
@@ -72,6 +76,12 @@ def tool_output(
     shown = _terminal_output(meta, streamed)
     if shown:
         return shown
+    if terminals and terminal_text is not None:
+        kept = [text for t in terminals if (text := terminal_text(t)) is not None]
+        if kept:
+            return "\n".join(kept)
+        names = ", ".join(terminals)
+        return f"(the output is in the agent's terminal {names}, which this client never created)"
     if terminals:
         names = ", ".join(terminals)
         return f"(the output is in the agent's terminal {names}; this client has no terminal)"
@@ -133,7 +143,12 @@ def _tool_call(update: Any, kind: str = "other") -> ToolCall:
     )
 
 
-def to_event(update: Any, earlier: ToolCall | None = None, streamed: str = "") -> Event | None:
+def to_event(
+    update: Any,
+    earlier: ToolCall | None = None,
+    streamed: str = "",
+    terminal_text: TerminalText | None = None,
+) -> Event | None:
     """One event per update; None for the kinds a turn does not show (modes, commands, …).
     ``earlier``: the call as the turn knows it, for an update that names only what changed;
     ``streamed``: the terminal output its earlier updates carried (:func:`terminal_chunk`)."""
@@ -149,7 +164,7 @@ def to_event(update: Any, earlier: ToolCall | None = None, streamed: str = "") -
     if kind == "tool_call_update":
         call = _tool_call(update, kind="")
         if update.status in TERMINAL_STATUSES:
-            return _result(update, call, earlier, streamed)
+            return _result(update, call, earlier, streamed, terminal_text)
         return Event(kind="tool_call", call=call)
     if kind == "plan":
         return Event(kind="plan", entries=[_plain(entry) for entry in update.entries])
@@ -159,17 +174,25 @@ def to_event(update: Any, earlier: ToolCall | None = None, streamed: str = "") -
     return None
 
 
-def ended_call(update: Any, streamed: str = "") -> Event | None:
+def ended_call(
+    update: Any, streamed: str = "", terminal_text: TerminalText | None = None
+) -> Event | None:
     """The ``tool_result`` of a ``tool_call`` that arrives already ended (qwen-code: completed,
     its text in ``content``; a replayed history): sent after its ``tool_call`` event."""
     if getattr(update, "session_update", None) != "tool_call":
         return None
     if update.status not in TERMINAL_STATUSES:
         return None
-    return _result(update, _tool_call(update), None, streamed)
+    return _result(update, _tool_call(update), None, streamed, terminal_text)
 
 
-def _result(update: Any, call: ToolCall, earlier: ToolCall | None, streamed: str) -> Event:
+def _result(
+    update: Any,
+    call: ToolCall,
+    earlier: ToolCall | None,
+    streamed: str,
+    terminal_text: TerminalText | None = None,
+) -> Event:
     return Event(
         kind="tool_result",
         call=call,
@@ -180,5 +203,6 @@ def _result(update: Any, call: ToolCall, earlier: ToolCall | None, streamed: str
             update.field_meta,
             diffed=earlier is not None and any(_is_diff(c) for c in earlier.content),
             streamed=streamed,
+            terminal_text=terminal_text,
         ),
     )

@@ -3,7 +3,8 @@
 --- The host calls `require('minime.ui.turn').apply(key, events)` about every 16 ms with the
 --- events of one batch, in order. Their shapes are stated once, as the msgspec Structs of
 --- rplugin/python3/minime/nvim/events.py (tag `kind`: begin, reset, text, thinking, user,
---- tool_call, tool_result, plan, attached, notice, done); nil and vim.NIL fields are ignored here.
+--- tool_call, tool_result, terminal, plan, attached, notice, done); nil and vim.NIL fields are
+--- ignored here.
 ---
 --- Speed: apply() costs O(size of the batch). Text goes in with one nvim_buf_set_text at the end
 --- of the buffer, whose end position is tracked here rather than read back; tool lines and the
@@ -133,6 +134,7 @@ local handlers = {
   reset = conversation.reset,
   tool_call = tools.call,
   tool_result = tools.result,
+  terminal = tools.terminal,
   plan = document.plan,
   done = function(t, ev)
     tools.end_running(t)

@@ -308,6 +308,27 @@ local function on_tool(t, ev, result)
   end
 end
 
+--- A terminal event: a client terminal's output now (its end), under the tool line that shows
+--- it (`id`; none yet: only its :MiniMeTerminal buffer), with how it ended once it has. The
+--- call's result (`tool_result`) replaces it with the whole output.
+---@param t minime.turn.Turn
+function M.terminal(t, ev)
+  require("minime.ui.terminal").update(t.key, ev)
+  if not present(ev.id) then
+    return
+  end
+  local tool, new_row = get_tool(t, str(ev.id))
+  if new_row then
+    draw_header(t, tool, new_row)
+  end
+  local output = str(ev.output)
+  if present(ev.status) then
+    local sep = (output == "" or output:sub(-1) == "\n") and "" or "\n"
+    output = output .. sep .. "(" .. printable.line(ev.status, 40) .. ")"
+  end
+  set_body(t, tool, "output", output_lines(output, nil, t.cwd))
+end
+
 --- The turn ended: tools the agent left pending or in progress say it, not spinning.
 ---@param t minime.turn.Turn
 function M.end_running(t)

@@ -204,6 +204,7 @@ class AgentPool:
             on_permission=self._on_permission,
             on_elicitation=self.on_elicitation,
             terminal_auth=True,  # :MiniMeLogin runs them in a terminal (login.py)
+            terminal=True,  # the agent's commands, shown live (minime/terminals.py)
             on_stderr=self._on_stderr,
             cwd=os.path.realpath(payload.cwd),
             ready_timeout=_seconds(payload.ready_timeout, 60.0),
@@ -262,6 +263,8 @@ class AgentPool:
     def kill_all(self) -> None:
         """Neovim is gone: end every agent's process tree now, without waiting on asyncio."""
         for client in [*self.clients.values(), *self._ending.values()]:
+            if client.terminals is not None:
+                client.terminals.kill_now()
             if client.process is not None:
                 client.process.kill_tree()
 

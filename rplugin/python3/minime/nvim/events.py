@@ -73,6 +73,17 @@ class ToolResultShown(LuaEvent, tag="tool_result"):
     diffs: list[Any] | None = None
 
 
+class TerminalShown(LuaEvent, tag="terminal"):
+    """A client terminal's output now (its end, ``output``), under the tool line ``id`` that
+    shows it (None: none does yet) and in its :MiniMeTerminal buffer; ``status``: how it
+    ended, once it has."""
+
+    terminal_id: str
+    output: str
+    id: str | None = None
+    status: str | None = None
+
+
 class Plan(LuaEvent, tag="plan"):
     """The plan block, shown or replaced: entries {content, status, priority}."""
 

@@ -38,6 +38,7 @@ from .session_modes import SessionModes
 from .session_reopen import SessionReopener
 from .single_flight import SingleFlight
 from .starting_asks import StartingAsks
+from .terminal_view import TerminalView
 from .wire_text import clean
 
 log = logging.getLogger("minime")
@@ -102,6 +103,7 @@ class Host:
             self._take_tool_ctx,
             self.modes,
         )
+        self.terminal_view = TerminalView(self.pool.sessions.get, self.bridge)
         self.renderer: Renderer | None = None
         handler = RingLog(self.log_lines)
         logging.getLogger(log_to).addHandler(handler)
@@ -354,6 +356,9 @@ class Host:
 
     async def op_config(self, payload: ops.SetConfig) -> None:
         await self.modes.set_config(payload)
+
+    async def op_terminal(self, payload: ops.ShowTerminal) -> None:
+        await self.terminal_view.show(payload)
 
     # -- permissions ----------------------------------------------------------------------
 

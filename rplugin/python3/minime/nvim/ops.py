@@ -184,6 +184,14 @@ class ToolResult(Op, kw_only=True):
     answer: Any = None
 
 
+class ShowTerminal(Op, kw_only=True):
+    """:MiniMeTerminal [id]: the output of the client terminal ``terminal_id`` of the session
+    of ``cwd`` (None: its last terminal)."""
+
+    cwd: str
+    terminal_id: str | None = None
+
+
 OPS: dict[str, type[Op]] = {
     "setup": Setup,
     "ask": Ask,
@@ -201,6 +209,7 @@ OPS: dict[str, type[Op]] = {
     "permission_answer": PermissionAnswer,
     "elicitation_answer": ElicitationReply,
     "tool_result": ToolResult,
+    "terminal": ShowTerminal,
 }
 
 _TABLES = ("agent_env", "tool_ctx", "content")

@@ -68,6 +68,13 @@ def _to_lua(event: Event) -> LuaEvent:
             output=clean(event.output or ""),
             diffs=_diffs(event.call.content),
         )
+    if event.kind == "terminal":
+        return events.TerminalShown(
+            terminal_id=clean(event.text),
+            output=clean(event.output or ""),
+            id=None if event.call is None else clean(event.call.id),
+            status=_text_or_none(event.status),
+        )
     if event.kind == "plan":
         return events.Plan(clean_all(event.entries, 1))
     if event.kind == "done":
@@ -89,6 +96,20 @@ def _diffs(content: list[Any]) -> list[dict[str, str]] | None:
                     diff[key] = clean(item[key])
             found.append(diff)
     return found or None
+
+
+def _drop_older(batch: list[LuaEvent], item: events.TerminalShown) -> None:
+    """A terminal's output replaces what an unsent event of the same terminal (and call)
+    said: a command that prints fast costs one drawing per flush, not one per read."""
+    batch[:] = [
+        e
+        for e in batch
+        if not (
+            isinstance(e, events.TerminalShown)
+            and e.terminal_id == item.terminal_id
+            and e.id in (None, item.id)
+        )
+    ]
 
 
 def _text_or_none(value: str | None) -> str | None:
@@ -147,6 +168,8 @@ class Renderer:
         else:
             if key in self._parts:
                 self._join(key, batch)
+            if kind is events.TerminalShown:
+                _drop_older(batch, item)  # type: ignore[arg-type]
             batch.append(item)
         ends_turn = kind is events.Done
         if kind in _TOOL_EVENTS:

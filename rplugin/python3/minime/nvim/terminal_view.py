@@ -1,0 +1,43 @@
+""":MiniMeTerminal: a client terminal's output, sent to Lua to open in a buffer (the live
+output of terminals that tool calls show goes with the turn's events, render.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..session import Session
+from . import ops
+from .bridge import NvimBridge
+from .wire_text import clean
+
+
+class TerminalView:
+    def __init__(self, session_of: Callable[[str], Session | None], bridge: NvimBridge) -> None:
+        self._session_of = session_of
+        self._bridge = bridge
+
+    async def show(self, payload: ops.ShowTerminal) -> None:
+        session = self._session_of(payload.cwd)
+        client = session.client if session is not None else None
+        found = []
+        if session is not None and client is not None and client.terminals is not None:
+            found = client.terminals.of_session(session.session_id)
+        if not found:
+            self._bridge.notify("minime: the agent ran no command in a terminal here", "info")
+            return
+        ids = [t.id for t in found]
+        wanted = payload.terminal_id or ids[-1]
+        terminal = next((t for t in found if t.id == wanted), None)
+        if terminal is None:
+            self._bridge.notify(
+                f"minime: no terminal {wanted!r} here (the agent's: {', '.join(ids)})", "warn"
+            )
+            return
+        shown: dict[str, Any] = {
+            "terminal_id": clean(terminal.id),
+            "output": clean(terminal.text),
+            "status": terminal.ended_text(),
+            "ids": ids,
+        }
+        self._bridge.lua("require('minime.rpc').show_terminal(...)", payload.cwd, shown)
