@@ -30,6 +30,13 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
 ``/disk-write PATH TEXT``       an edit tool of its own: writes TEXT (and a newline) to PATH
                                 (relative to the session's cwd) on disk, reported as a
                                 completed ``edit: PATH`` call.
+``/ask-write PATH TEXT``        claude-agent-acp's Write: a tool_call with PATH in its
+                                locations and a diff, a permission request, then TEXT (and a
+                                newline) written to PATH on disk by the agent itself.
+``/shell-write PATH TEXT``      a shell command that writes: ``bash: sh -c …``, a permission
+                                request naming no file, then TEXT (and a newline) written to
+                                PATH on disk (missing: created; TEXT ``-``: PATH deleted).
+                                In both, ``\\n`` in TEXT is a line break.
 ==============================  ================================================================
 """
 
@@ -247,6 +254,60 @@ async def _disk_write(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"edit -> wrote {path}")
 
 
+async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+    path, _, text = rest.partition(" ")
+    text = text.replace("\\n", "\n")
+    full = os.path.join(turn.session.cwd, path)
+    old = None
+    with contextlib.suppress(OSError), open(full) as f:
+        old = f.read()
+    call_id = f"call_{next(mm.call_ids)}"
+    diff = {"type": "diff", "path": full, "oldText": old, "newText": text + "\n"}
+    call = {
+        "toolCallId": call_id,
+        "title": f"Write {path}",
+        "kind": "edit",
+        "status": "pending",
+        "locations": [{"path": full}],
+        "content": [diff],
+        "rawInput": {"file_path": full, "content": text + "\n"},
+    }
+    await mm.report_call(turn, call)
+    if not await mm.allowed(turn, "write", call):
+        await mm.report_end(turn, call_id, "[write rejected by user]", True)
+        return
+    with open(full, "w") as out:
+        out.write(text + "\n")
+    await mm.report_end(turn, call_id, f"wrote {path}", False)
+    await mm.say(turn, f"write -> wrote {path}")
+
+
+async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+    path, _, text = rest.partition(" ")
+    text = text.replace("\\n", "\n")
+    command = f"sh -c 'printf %s {text!r} > {path}'"
+    call_id = f"call_{next(mm.call_ids)}"
+    call = {
+        "toolCallId": call_id,
+        "title": f"bash: {command}",
+        "kind": "execute",
+        "status": "pending",
+        "rawInput": {"command": command},
+    }
+    await mm.report_call(turn, call)
+    if not await mm.allowed(turn, "bash", call):
+        await mm.report_end(turn, call_id, "[bash rejected by user]", True)
+        return
+    full = os.path.join(turn.session.cwd, path)
+    if text == "-":
+        os.remove(full)
+    else:
+        with open(full, "w") as out:
+            out.write(text + "\n")
+    await mm.report_end(turn, call_id, f"ran: {command}", False)
+    await mm.say(turn, "bash -> ran")
+
+
 FAULTS: dict[str, Command] = {
     "/bigline": _bigline,
     "/deaf": _deaf,
@@ -269,4 +330,6 @@ FAULTS: dict[str, Command] = {
     "/pid": _pid,
     "/spawn-child": _spawn_child,
     "/disk-write": _disk_write,
+    "/ask-write": _ask_write,
+    "/shell-write": _shell_write,
 }

@@ -26,6 +26,8 @@ end
 ---@param key string
 ---@param events table[]
 function M.apply(key, events)
+  -- Before the float draws them: a turn's begin and the files it names (the review's baseline).
+  pcall(require("minime.review.baseline").see, key, events)
   -- Looked up at each call: a bench or test may wrap minime.ui.turn's apply.
   require("minime.ui.turn").apply(key, events)
   -- A tool call ended, or the turn: files the agent changed on disk are refreshed.

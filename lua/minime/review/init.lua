@@ -1,0 +1,330 @@
+--- :MiniMeReview, :MiniMeAccept, :MiniMeReject: what the agent changed in this cwd's last
+--- turn (or the whole session), hunk by hunk, whatever wrote it.
+---
+--- The files: those whose text a turn recorded (minime.review.baseline) and, in git, every file
+--- that differs between the turn's snapshot and a snapshot taken now (so a shell command's
+--- writes count). A file's hunks are drawn in its buffer (minime.review.hunks); the quickfix
+--- list holds one entry per hunk. Accepting a hunk makes its text the baseline of the review;
+--- rejecting it puts the baseline's text back through the buffer.
+local baseline = require("minime.review.baseline")
+local git = require("minime.review.git")
+local hunks = require("minime.review.hunks")
+
+local api = vim.api
+
+local M = {}
+
+---@class minime.review.Review
+---@field cwd string
+---@field title string
+---@field qf? integer the quickfix list's id
+---@field hunks minime.review.Hunk[]
+---@field turns minime.review.Turn[] the turns it covers
+---@field base table<string, string[]> each file's baseline lines
+
+---@type minime.review.Review?
+M.current = nil
+
+local function say(text, level)
+  require("minime.ui.say").say("minime: " .. text, level or vim.log.levels.INFO)
+end
+
+local function cwd_now()
+  return require("minime.editor.paths").realpath(vim.fn.getcwd()) or vim.fn.getcwd()
+end
+
+---@param h minime.review.Hunk
+local function summary(h)
+  local added, removed = #h.agent, #h.base
+  local first = h.agent[1] or h.base[1] or ""
+  first = vim.trim(first):sub(1, 60)
+  return ("+%d -%d %s"):format(added, removed, first)
+end
+
+local function sorted(list)
+  table.sort(list, function(a, b)
+    if a.path ~= b.path then
+      return a.path < b.path
+    end
+    return (hunks.range(a) or 0) < (hunks.range(b) or 0)
+  end)
+  return list
+end
+
+local function items(r)
+  local out = {}
+  for _, h in ipairs(sorted(r.hunks)) do
+    local row = hunks.range(h)
+    out[#out + 1] = { bufnr = h.buf, lnum = (row or 0) + 1, col = 1, text = summary(h) }
+  end
+  return out
+end
+
+--- The quickfix list follows the review (only while it is still ours).
+local function refresh_qf(r)
+  if r.qf and vim.fn.getqflist({ id = r.qf }).id == r.qf then
+    vim.fn.setqflist({}, "r", { id = r.qf, items = items(r), title = r.title })
+  end
+end
+
+local function drop(r, h)
+  hunks.undraw(h)
+  for i, x in ipairs(r.hunks) do
+    if x == h then
+      table.remove(r.hunks, i)
+      break
+    end
+  end
+  for _, x in ipairs(r.hunks) do
+    if x.buf == h.buf then
+      return refresh_qf(r)
+    end
+  end
+  pcall(vim.keymap.del, "n", "]h", { buffer = h.buf })
+  pcall(vim.keymap.del, "n", "[h", { buffer = h.buf })
+  refresh_qf(r)
+end
+
+local function jump(forward)
+  local r = M.current
+  if not r then
+    return
+  end
+  local buf, line = api.nvim_get_current_buf(), vim.fn.line(".")
+  local best
+  for _, h in ipairs(r.hunks) do
+    local row = h.buf == buf and hunks.range(h)
+    if row and ((forward and row + 1 > line) or (not forward and row + 1 < line)) then
+      if not best or (forward and row < best) or (not forward and row > best) then
+        best = row
+      end
+    end
+  end
+  if best then
+    api.nvim_win_set_cursor(0, { best + 1, 0 })
+  end
+end
+
+local function map_keys(buf)
+  vim.keymap.set("n", "]h", function()
+    jump(true)
+  end, { buffer = buf, desc = "minime: next hunk of the review" })
+  vim.keymap.set("n", "[h", function()
+    jump(false)
+  end, { buffer = buf, desc = "minime: previous hunk of the review" })
+end
+
+local function clear()
+  local r = M.current
+  if r then
+    for _, h in ipairs(r.hunks) do
+      hunks.undraw(h)
+    end
+  end
+  M.current = nil
+end
+
+--- The turns a review covers and the baseline of `path` among them (nil: never recorded).
+local function base_of(turns, path, done)
+  for _, turn in ipairs(turns) do
+    if turn.texts[path] ~= nil then
+      return done(turn.texts[path])
+    end
+  end
+  local first = turns[1]
+  if not first.tree then
+    return done(nil)
+  end
+  git.show(first.root, first.tree, vim.fs.relpath(first.root, path) or path, done)
+end
+
+local function build(cwd, turns, title, paths)
+  clear()
+  local r = { cwd = cwd, title = title, hunks = {}, turns = turns, base = {} } ---@type minime.review.Review
+  local todo = vim.tbl_keys(paths)
+  table.sort(todo)
+  local i = 0
+  local function finish()
+    M.current = r
+    if #r.hunks == 0 then
+      return say("nothing to review in " .. vim.fn.fnamemodify(cwd, ":~"))
+    end
+    vim.fn.setqflist({}, " ", { title = title, items = items(r) })
+    r.qf = vim.fn.getqflist({ id = 0 }).id
+    vim.cmd("silent cfirst")
+  end
+  local function step()
+    i = i + 1
+    local path = todo[i]
+    if not path then
+      return finish()
+    end
+    base_of(turns, path, function(base)
+      local now = vim.uv.fs_stat(path) or require("minime.editor.paths").loaded_buffer(path)
+      if base == nil or (base == false and not now) or not now then
+        return step() -- unknown before, or gone (a deleted file is not reviewed yet)
+      end
+      local buf = vim.fn.bufadd(path)
+      vim.fn.bufload(buf)
+      vim.bo[buf].buflisted = true
+      r.base[path] = base or {}
+      local found = hunks.place(path, buf, r.base[path])
+      if #found > 0 then
+        map_keys(buf)
+      end
+      vim.list_extend(r.hunks, found)
+      step()
+    end)
+  end
+  step()
+end
+
+--- :MiniMeReview [all]
+---@param scope? string "all": the whole session; else the last turn
+function M.review(scope)
+  local cwd = cwd_now()
+  local session = baseline.sessions[cwd]
+  if not session or #session.turns == 0 then
+    return say("nothing to review: no turn in " .. vim.fn.fnamemodify(cwd, ":~"))
+  end
+  local all = scope == "all"
+  local turns = all and session.turns or { session.turns[#session.turns] }
+  local first = turns[1]
+  if first.pending then
+    return say("the turn's baseline is still being recorded: :MiniMeReview again in a moment")
+  end
+  local last = session.turns[#session.turns]
+  local title = ("minime review: %s, %s"):format(
+    first.agent ~= "" and first.agent or "agent",
+    all and ("turns 1-" .. last.n) or ("turn " .. last.n)
+  )
+  local paths = {}
+  for _, turn in ipairs(turns) do
+    for path in pairs(turn.texts) do
+      paths[path] = true
+    end
+  end
+  if not first.tree then
+    return build(cwd, turns, title, paths)
+  end
+  git.snapshot(cwd, function(now)
+    if not now then
+      return build(cwd, turns, title, paths)
+    end
+    git.changed(cwd, first.tree, now, function(rels, err)
+      if not rels then
+        say("git could not compare the trees: " .. tostring(err), vim.log.levels.WARN)
+      end
+      for _, rel in ipairs(rels or {}) do
+        paths[vim.fs.joinpath(cwd, rel)] = true
+      end
+      build(cwd, turns, title, paths)
+    end)
+  end)
+end
+
+local function hunks_here(bang)
+  local r = M.current
+  if not r or #r.hunks == 0 then
+    say("nothing to review")
+    return nil
+  end
+  local buf = api.nvim_get_current_buf()
+  if bang then
+    local list = vim.tbl_filter(function(h)
+      return h.buf == buf
+    end, r.hunks)
+    if #list == 0 then
+      say("no hunk of the review in this buffer")
+      return nil
+    end
+    return r, list
+  end
+  local h = hunks.at(r.hunks, buf, vim.fn.line("."))
+  if not h then
+    say("no hunk of the review under the cursor (]h goes to the next)")
+    return nil
+  end
+  return r, { h }
+end
+
+--- The hunk's text becomes the file's baseline in the review's first turn: a later
+--- :MiniMeReview does not show it again.
+---@param r minime.review.Review
+---@param h minime.review.Hunk
+local function keep(r, h)
+  local base = r.base[h.path]
+  local kept = vim.list_slice(base, 1, h.base_start)
+  vim.list_extend(kept, h.agent)
+  vim.list_extend(kept, base, h.base_start + #h.base + 1)
+  for _, x in ipairs(r.hunks) do
+    if x.path == h.path and x.base_start > h.base_start then
+      x.base_start = x.base_start + #h.agent - #h.base
+    end
+  end
+  r.base[h.path] = kept
+  r.turns[1].texts[h.path] = vim.deepcopy(kept)
+end
+
+--- :MiniMeAccept[!]: keep the hunk under the cursor (!: every hunk of the file).
+function M.accept(bang)
+  local r, list = hunks_here(bang)
+  for _, h in ipairs(list or {}) do
+    ---@cast r minime.review.Review
+    keep(r, h)
+    drop(r, h)
+  end
+end
+
+local function on_disk(buf)
+  local path = api.nvim_buf_get_name(buf)
+  local fd = vim.uv.fs_open(path, "r", 0)
+  if not fd then
+    return nil
+  end
+  local stat = vim.uv.fs_fstat(fd)
+  local data = stat and vim.uv.fs_read(fd, stat.size, 0) or ""
+  vim.uv.fs_close(fd)
+  return vim.split((data or ""):gsub("\n$", ""), "\n", { plain = true })
+end
+
+--- :MiniMeReject[!]: put the baseline's text of the hunk under the cursor back (!: every hunk
+--- of the file), one undo step each; saved when the buffer holds no other unsaved edits.
+function M.reject(bang)
+  local r, list = hunks_here(bang)
+  if not r or not list then
+    return
+  end
+  local buf = list[1].buf
+  for _, h in ipairs(list) do
+    if hunks.changed(h) then
+      local row = hunks.range(h)
+      return say(
+        ("the hunk at line %d was changed after the agent wrote it: not reverted"
+          .. " (:MiniMeAccept keeps it as it is)"):format((row or 0) + 1),
+        vim.log.levels.WARN
+      )
+    end
+  end
+  local clean = not vim.bo[buf].modified
+  -- Bottom up: a restored hunk never moves the rows of those still to restore.
+  table.sort(list, function(a, b)
+    return (hunks.range(a) or 0) > (hunks.range(b) or 0)
+  end)
+  for _, h in ipairs(list) do
+    hunks.restore(h)
+    drop(r, h)
+  end
+  if clean or vim.deep_equal(on_disk(buf), api.nvim_buf_get_lines(buf, 0, -1, false)) then
+    local ok, err = pcall(api.nvim_buf_call, buf, function()
+      vim.cmd("silent keepalt write")
+    end)
+    if not ok then
+      say("reverted, not saved: " .. tostring(err), vim.log.levels.WARN)
+    end
+  else
+    say("reverted in the buffer, not saved: it holds other unsaved edits")
+  end
+end
+
+return M

@@ -1,0 +1,165 @@
+""":MiniMeReview, :MiniMeAccept, :MiniMeReject in a real Neovim with the fake mm: what the agent
+wrote — through a tool naming the file, or a shell command naming none — hunk by hunk, against
+the turn's baseline (lua/minime/review/). The agent's writes wait for a permission answer, given
+once the baseline is recorded, as a real agent's would for the user."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from nvim_harness import wait_for
+from plugin_harness import Editor, editor
+
+LINES = ["l1", "l2", "l3", "l4", "l5", "l6"]
+AGENT = ["l1", "l2", "X3", "l4", "l5", "X6"]
+AGENT_TEXT = "\\n".join(AGENT)
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def git_repo(path: Path) -> None:
+    git(path, "init", "-q")
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    (path / ".gitignore").write_text("trace.jsonl\nagent.yaml\n")  # the fake mm's files
+
+
+def load(ed: Editor, path: Path) -> int:
+    return int(ed.lua("local b = vim.fn.bufadd(...) vim.fn.bufload(b) return b", str(path)))
+
+
+def lines(ed: Editor, buf: int) -> list[str]:
+    return ed.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+
+
+def quickfix(ed: Editor) -> dict[str, Any]:
+    return ed.lua(
+        "local q = vim.fn.getqflist({ title = 1, items = 1 })"
+        " return { title = q.title, items = vim.tbl_map(function(i)"
+        " return { vim.fn.fnamemodify(vim.api.nvim_buf_get_name(i.bufnr), ':t'), i.lnum, i.text }"
+        " end, q.items) }"
+    )
+
+
+def review(ed: Editor, arg: str = "") -> dict[str, Any]:
+    """:MiniMeReview, and the quickfix list once it is filled (it is built off the main loop)."""
+    ed.lua("vim.fn.setqflist({}, 'f')")
+    ed.nvim.command("MiniMeReview " + arg)
+    return wait_for(
+        lambda: (q := quickfix(ed))["items"] and q, 20, message="for the review's quickfix list"
+    )
+
+
+def turn_with_writes(ed: Editor, prompt: str, writes: int) -> None:
+    """Ask; answer each write's permission once the turn's baseline is recorded."""
+    count = len(ed.done()) + 1
+    ed.ask(prompt)
+    snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
+    before = int(ed.lua(snapshots, ed.cwd) or 0)
+    wait_for(lambda: ed.lua(snapshots, ed.cwd) > before, 20, message="for the baseline")
+    win = None
+    for _ in range(writes):
+        win = ed.permission_win(other_than=win)
+        ed.press(win, "1")
+    ed.wait_done(count)
+
+
+def virtual_lines(ed: Editor, buf: int) -> list[str]:
+    return ed.lua(
+        "local ns = require('minime.review.hunks').ns local out = {}"
+        " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(..., ns, 0, -1, { details = true })) do"
+        " for _, l in ipairs(m[4].virt_lines or {}) do out[#out + 1] = l[1][1] end end"
+        " return out",
+        buf,
+    )
+
+
+def at(ed: Editor, line: int) -> None:
+    ed.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", line)
+
+
+def test_git_review_shows_a_shell_commands_writes_and_rejects_accepts_undoes(
+    tmp_path: Path,
+) -> None:
+    git_repo(tmp_path)
+    (tmp_path / "a.txt").write_text("\n".join(LINES) + "\n")
+    git(tmp_path, "add", "a.txt")
+    git(tmp_path, "commit", "-qm", "a")
+    (tmp_path / "u.txt").write_text("u1\n")  # untracked, not ignored: part of the baseline
+    with editor(tmp_path) as ed:
+        turn_with_writes(ed, f"/shell-write a.txt {AGENT_TEXT}\n/shell-write u.txt u2", writes=2)
+        assert (tmp_path / "u.txt").read_text() == "u2\n"
+        q = review(ed)
+        assert q["title"].startswith("minime review: ") and q["title"].endswith("turn 1")
+        assert q["items"] == [
+            ["a.txt", 3, "+1 -1 X3"],
+            ["a.txt", 6, "+1 -1 X6"],
+            ["u.txt", 1, "+1 -1 u2"],
+        ]
+        buf = ed.lua("return vim.api.nvim_get_current_buf()")
+        assert ed.lua("return vim.fn.line('.')") == 3, "the first hunk is opened"
+        assert virtual_lines(ed, buf) == ["l3", "l6"], "the baseline's lines are shown"
+
+        ed.nvim.command("MiniMeReject")
+        assert lines(ed, buf) == ["l1", "l2", "l3", "l4", "l5", "X6"]
+        assert (tmp_path / "a.txt").read_text().splitlines() == lines(ed, buf), "saved"
+        assert [i[1] for i in quickfix(ed)["items"]] == [6, 1], "the hunk left the review"
+        ed.nvim.command("normal! u")
+        assert lines(ed, buf) == AGENT, "one u undoes the reject"
+
+        at(ed, 1)
+        ed.nvim.input("]h")
+        wait_for(lambda: ed.lua("return vim.fn.line('.')") == 6, 10, message="for ]h")
+        ed.nvim.command("MiniMeAccept")
+        assert virtual_lines(ed, buf) == []
+        q = review(ed)
+        assert q["items"] == [["a.txt", 3, "+1 -1 X3"], ["u.txt", 1, "+1 -1 u2"]], (
+            "an accepted hunk is not reviewed again; the undone reject is"
+        )
+        ed.nvim.command("MiniMeAccept!")
+        assert [i[0] for i in quickfix(ed)["items"]] == ["u.txt"]
+        ed.nvim.command("cfirst")
+        ed.nvim.command("MiniMeReject")
+        assert (tmp_path / "u.txt").read_text() == "u1\n"
+        ed.nvim.command("MiniMeReview")
+        ed.wait_note("nothing to review")
+
+
+def test_review_outside_git_keeps_the_users_edits_and_refuses_a_hunk_they_changed(
+    tmp_path: Path,
+) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("\n".join(LINES) + "\n")
+    b.write_text("b\n")
+    with editor(tmp_path) as ed:
+        abuf, bbuf = load(ed, a), load(ed, b)
+        # Unsaved at the turn's start: the user's, never shown as the agent's.
+        ed.lua("vim.api.nvim_buf_set_lines(..., 0, -1, false, { 'mine b' })", bbuf)
+        turn_with_writes(ed, f"/ask-write a.txt {AGENT_TEXT}", writes=1)
+        wait_for(lambda: lines(ed, abuf) == AGENT, 10, message="for a.txt to be reloaded")
+        q = review(ed)
+        assert q["items"] == [["a.txt", 3, "+1 -1 X3"], ["a.txt", 6, "+1 -1 X6"]]
+
+        ed.lua("vim.api.nvim_buf_set_lines(..., 0, 1, false, { 'mine1' })", abuf)
+        at(ed, 3)
+        ed.nvim.command("MiniMeReject")
+        assert lines(ed, abuf) == ["mine1", "l2", "l3", "l4", "l5", "X6"]
+        assert a.read_text().splitlines() == AGENT, "not saved over the user's unsaved edit"
+        ed.wait_note("not saved: it holds other unsaved edits")
+        ed.nvim.command("normal! u")
+        assert lines(ed, abuf) == ["mine1", *AGENT[1:]], "one u undoes the reject, only it"
+
+        ed.lua("vim.api.nvim_buf_set_lines(..., 5, 6, false, { 'X6 and mine' })", abuf)
+        at(ed, 6)
+        ed.nvim.command("MiniMeReject")
+        wait_for(
+            lambda: any("changed after the agent wrote it: not reverted" in n for n in ed.notes()),
+            5,
+            message=str(ed.notes()),
+        )
+        assert lines(ed, abuf)[5] == "X6 and mine"
+        assert lines(ed, bbuf) == ["mine b"]
