@@ -132,21 +132,30 @@ def test_git_review_shows_a_shell_commands_writes_and_rejects_accepts_undoes(
 def test_review_outside_git_keeps_the_users_edits_and_refuses_a_hunk_they_changed(
     tmp_path: Path,
 ) -> None:
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
     a.write_text("\n".join(LINES) + "\n")
     b.write_text("b\n")
+    c.write_text("c\n")  # not loaded: recorded when the agent's tool call names it
     with editor(tmp_path) as ed:
         abuf, bbuf = load(ed, a), load(ed, b)
         # Unsaved at the turn's start: the user's, never shown as the agent's.
         ed.lua("vim.api.nvim_buf_set_lines(..., 0, -1, false, { 'mine b' })", bbuf)
-        turn_with_writes(ed, f"/ask-write a.txt {AGENT_TEXT}", writes=1)
+        turn_with_writes(ed, f"/ask-write a.txt {AGENT_TEXT}\n/ask-write c.txt new c", writes=2)
         wait_for(lambda: lines(ed, abuf) == AGENT, 10, message="for a.txt to be reloaded")
         q = review(ed)
-        assert q["items"] == [["a.txt", 3, "+1 -1 X3"], ["a.txt", 6, "+1 -1 X6"]]
+        assert q["items"] == [
+            ["a.txt", 3, "+1 -1 X3"],
+            ["a.txt", 6, "+1 -1 X6"],
+            ["c.txt", 1, "+1 -1 new c"],
+        ]
 
-        ed.lua("vim.api.nvim_buf_set_lines(..., 0, 1, false, { 'mine1' })", abuf)
+        # The user's edit and the reject in one go (as a mapping of theirs would): one `u` still
+        # takes back the reject alone.
         at(ed, 3)
-        ed.nvim.command("MiniMeReject")
+        ed.lua(
+            "vim.api.nvim_buf_set_lines(..., 0, 1, false, { 'mine1' }) vim.cmd('MiniMeReject')",
+            abuf,
+        )
         assert lines(ed, abuf) == ["mine1", "l2", "l3", "l4", "l5", "X6"]
         assert a.read_text().splitlines() == AGENT, "not saved over the user's unsaved edit"
         ed.wait_note("not saved: it holds other unsaved edits")
@@ -156,10 +165,6 @@ def test_review_outside_git_keeps_the_users_edits_and_refuses_a_hunk_they_change
         ed.lua("vim.api.nvim_buf_set_lines(..., 5, 6, false, { 'X6 and mine' })", abuf)
         at(ed, 6)
         ed.nvim.command("MiniMeReject")
-        wait_for(
-            lambda: any("changed after the agent wrote it: not reverted" in n for n in ed.notes()),
-            5,
-            message=str(ed.notes()),
-        )
+        ed.wait_note("changed after the agent wrote it: not reverted", 5)
         assert lines(ed, abuf)[5] == "X6 and mine"
         assert lines(ed, bbuf) == ["mine b"]
