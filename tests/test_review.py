@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nvim_harness import wait_for
-from plugin_harness import Editor, editor
+from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor, editor_with
 
 LINES = ["l1", "l2", "l3", "l4", "l5", "l6"]
 AGENT = ["l1", "l2", "X3", "l4", "l5", "X6"]
@@ -168,3 +168,45 @@ def test_review_outside_git_keeps_the_users_edits_and_refuses_a_hunk_they_change
         ed.wait_note("changed after the agent wrote it: not reverted", 5)
         assert lines(ed, abuf)[5] == "X6 and mine"
         assert lines(ed, bbuf) == ["mine b"]
+
+
+# vim.ui.select answers with the item _G.pick (every prompt kept in _G.selects).
+PICKER = """
+_G.selects, _G.pick = {}, 2
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(_G.selects, opts.prompt)
+  on_choice(items[_G.pick], _G.pick)
+end
+"""
+
+
+def test_a_deleted_file_is_restored_and_a_created_one_removed_only_once_confirmed(
+    tmp_path: Path,
+) -> None:
+    git_repo(tmp_path)
+    gone, made = tmp_path / "gone.txt", tmp_path / "made.txt"
+    gone.write_text("keep me\n")
+    git(tmp_path, "add", "gone.txt", ".gitignore")
+    git(tmp_path, "commit", "-qm", "gone")
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}
+    with editor_with(tmp_path, opts, PICKER, timeout=30.0) as ed:
+        turn_with_writes(ed, "/shell-write gone.txt -\n/shell-write made.txt hello", writes=2)
+        assert not gone.exists() and made.exists()
+        q = review(ed)
+        assert q["items"] == [
+            ["gone.txt", 1, "deleted by the agent (-1 lines; :MiniMeReject here restores it)"],
+            ["made.txt", 1, "created by the agent (+1 lines)"],
+        ]
+        ed.nvim.command("MiniMeReject")  # in gone.txt, opened first
+        assert gone.read_text() == "keep me\n"
+        assert [i[0] for i in quickfix(ed)["items"]] == ["made.txt"]
+
+        ed.nvim.command("cfirst")
+        ed.nvim.command("MiniMeReject")  # "Keep it"
+        assert ed.lua("return _G.selects") == ["Delete made.txt, which the agent created?"]
+        assert made.exists(), "never removed without the confirming choice"
+        ed.lua("_G.pick = 1")
+        ed.nvim.command("MiniMeReject")
+        assert not made.exists()
+        ed.nvim.command("MiniMeReview")
+        ed.wait_note("nothing to review")

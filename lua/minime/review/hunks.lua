@@ -13,15 +13,19 @@ M.ns = api.nvim_create_namespace("minime_review")
 ---@class minime.review.Hunk
 ---@field path string
 ---@field buf integer
----@field mark integer extmark id in M.ns
+---@field mark? integer extmark id in M.ns (none for a whole file)
 ---@field base string[] the baseline's lines the hunk replaced
 ---@field base_start integer where they start in the baseline (0-based)
 ---@field agent string[] the lines the review found in their place
+---@field kind? "created"|"deleted" a whole file the agent made or removed (no mark; review/files.lua)
 
 --- The rows the hunk covers now: first (0-based) and count (0 for lines only removed).
 ---@param h minime.review.Hunk
 ---@return integer? row, integer count
 function M.range(h)
+  if h.kind then
+    return 0, 0
+  end
   local m = api.nvim_buf_get_extmark_by_id(h.buf, M.ns, h.mark, { details = true })
   if not m or not m[1] then
     return nil, 0
@@ -102,6 +106,9 @@ end
 --- Whether the user changed the hunk since the review found it.
 ---@param h minime.review.Hunk
 function M.changed(h)
+  if h.kind then
+    return require("minime.review.files").changed(h)
+  end
   local now = M.lines_now(h)
   return now == nil or not vim.deep_equal(now, h.agent)
 end
@@ -118,6 +125,9 @@ end
 
 ---@param h minime.review.Hunk
 function M.undraw(h)
+  if not h.mark then
+    return
+  end
   pcall(api.nvim_buf_del_extmark, h.buf, M.ns, h.mark)
 end
 
@@ -125,8 +135,12 @@ end
 ---@param list minime.review.Hunk[]
 ---@return minime.review.Hunk?
 function M.at(list, buf, line)
+  local name = api.nvim_buf_get_name(buf)
+  local real = name ~= "" and require("minime.editor.paths").realpath(name) or nil
   for _, h in ipairs(list) do
-    if h.buf == buf then
+    if h.kind and h.path == real then
+      return h
+    elseif not h.kind and h.buf == buf then
       local row, n = M.range(h)
       if row and line - 1 >= row and line - 1 < row + math.max(n, 1) then
         return h

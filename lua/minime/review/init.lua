@@ -7,6 +7,7 @@
 --- list holds one entry per hunk. Accepting a hunk makes its text the baseline of the review;
 --- rejecting it puts the baseline's text back through the buffer.
 local baseline = require("minime.review.baseline")
+local files = require("minime.review.files")
 local git = require("minime.review.git")
 local hunks = require("minime.review.hunks")
 
@@ -35,6 +36,9 @@ end
 
 ---@param h minime.review.Hunk
 local function summary(h)
+  if h.kind then
+    return files.summary(h)
+  end
   local added, removed = #h.agent, #h.base
   local first = h.agent[1] or h.base[1] or ""
   first = vim.trim(first):sub(1, 60)
@@ -55,7 +59,8 @@ local function items(r)
   local out = {}
   for _, h in ipairs(sorted(r.hunks)) do
     local row = hunks.range(h)
-    out[#out + 1] = { bufnr = h.buf, lnum = (row or 0) + 1, col = 1, text = summary(h) }
+    local where = h.kind and { filename = h.path } or { bufnr = h.buf }
+    out[#out + 1] = vim.tbl_extend("force", where, { lnum = (row or 0) + 1, col = 1, text = summary(h) })
   end
   return out
 end
@@ -160,14 +165,21 @@ local function build(cwd, turns, title, paths)
       return finish()
     end
     base_of(turns, path, function(base)
-      local now = vim.uv.fs_stat(path) or require("minime.editor.paths").loaded_buffer(path)
-      if base == nil or (base == false and not now) or not now then
-        return step() -- unknown before, or gone (a deleted file is not reviewed yet)
+      local now = vim.uv.fs_stat(path) ~= nil
+      if base == nil or (base == false and not now) then
+        return step() -- unknown before, or absent before and after
+      elseif not now then
+        r.hunks[#r.hunks + 1] = files.record("deleted", path, base --[[@as string[] ]])
+        return step()
       end
       local buf = vim.fn.bufadd(path)
       vim.fn.bufload(buf)
       vim.bo[buf].buflisted = true
-      r.base[path] = base or {}
+      if base == false then
+        r.hunks[#r.hunks + 1] = files.record("created", path, {}, buf)
+        return step()
+      end
+      r.base[path] = base
       local found = hunks.place(path, buf, r.base[path])
       if #found > 0 then
         map_keys(buf)
@@ -232,8 +244,11 @@ local function hunks_here(bang)
   local buf = api.nvim_get_current_buf()
   if bang then
     local list = vim.tbl_filter(function(h)
-      return h.buf == buf
+      return h.buf == buf and not h.kind
     end, r.hunks)
+    if #list == 0 then
+      list = { hunks.at(r.hunks, buf, 1) }
+    end
     if #list == 0 then
       say("no hunk of the review in this buffer")
       return nil
@@ -253,6 +268,10 @@ end
 ---@param r minime.review.Review
 ---@param h minime.review.Hunk
 local function keep(r, h)
+  if h.kind then
+    r.turns[1].texts[h.path] = h.kind == "created" and vim.deepcopy(h.agent) or false
+    return
+  end
   local base = r.base[h.path]
   local kept = vim.list_slice(base, 1, h.base_start)
   vim.list_extend(kept, h.agent)
@@ -297,7 +316,19 @@ function M.reject(bang)
   end
   local buf = list[1].buf
   for _, h in ipairs(list) do
-    if hunks.changed(h) then
+    if h.kind and hunks.changed(h) then
+      return say(
+        ("%s changed since the review found it %s: not touched (:MiniMeAccept keeps it)"):format(
+          vim.fn.fnamemodify(h.path, ":~:."),
+          h.kind
+        ),
+        vim.log.levels.WARN
+      )
+    elseif h.kind then
+      return files.reject(h, function()
+        drop(r, h)
+      end)
+    elseif hunks.changed(h) then
       local row = hunks.range(h)
       return say(
         ("the hunk at line %d was changed after the agent wrote it: not reverted"
