@@ -76,6 +76,8 @@ end
 --- Show a permission request (see :h minime-permission); the answer goes back to the host.
 ---@param req table
 function M.permission(req)
+  -- What the request would write is recorded first (the review's baseline).
+  pcall(require("minime.review.baseline").name_diffs, req.cwd, req.content)
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
     to_host("permission_answer", { id = req.id, option_id = option_id, remember = remember, reason = reason })
     turn_state()

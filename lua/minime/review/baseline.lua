@@ -5,7 +5,8 @@
 ---     shows the user's own edits as the agent's;
 ---   * in a git work tree, a snapshot of the whole tree (minime.review.git), off the main loop:
 ---     the ask never waits for it; `pending` until it is written.
---- Then, for a file the turn names (a tool call's diff path, an fs write; see M.name) and not
+--- Then, for a file the turn names (a tool call's diff path, a permission request's, an fs
+--- write; see M.name) and not
 --- yet recorded, its text at that moment, before the write that names it is applied.
 local git = require("minime.review.git")
 
@@ -107,6 +108,25 @@ function M.name(cwd, path)
   turn.texts[path] = M.current(path)
 end
 
+--- The files that diffs name (a tool call's `diffs`, or a permission request's `content`:
+--- items {type = "diff", path}) are recorded, before the tool that writes them runs.
+---@param cwd string
+---@param diffs any
+function M.name_diffs(cwd, diffs)
+  if type(diffs) ~= "table" then
+    return
+  end
+  for _, d in ipairs(diffs) do
+    local p = type(d) == "table" and (d.type == nil or d.type == "diff") and d.path
+    if type(p) == "string" and p ~= "" then
+      local real = require("minime.editor.paths").realpath(p:sub(1, 1) == "/" and p or cwd .. "/" .. p)
+      if real then
+        M.name(cwd, real)
+      end
+    end
+  end
+end
+
 --- One batch of turn events, before the float draws it (minime.rpc.apply).
 ---@param cwd string
 ---@param events table[]
@@ -117,14 +137,8 @@ function M.see(cwd, events)
       M.begin(cwd, ev)
     elseif kind == "reset" then
       M.reset(cwd)
-    elseif (kind == "tool_call" or kind == "tool_result") and type(ev.diffs) == "table" then
-      for _, d in ipairs(ev.diffs) do
-        local p = type(d) == "table" and type(d.path) == "string" and d.path or nil
-        local real = p and require("minime.editor.paths").realpath(p:sub(1, 1) == "/" and p or cwd .. "/" .. p)
-        if real then
-          M.name(cwd, real)
-        end
-      end
+    elseif kind == "tool_call" or kind == "tool_result" then
+      M.name_diffs(cwd, ev.diffs)
     end
   end
 end
