@@ -210,3 +210,30 @@ def test_a_deleted_file_is_restored_and_a_created_one_removed_only_once_confirme
         assert not made.exists()
         ed.nvim.command("MiniMeReview")
         ed.wait_note("nothing to review")
+
+
+def test_review_before_any_turn_and_while_the_turn_still_runs(tmp_path: Path) -> None:
+    """Before a turn there is nothing to review; mid-turn (a write waiting for its permission)
+    :MiniMeReview shows what is written so far, and the turn goes on."""
+    git_repo(tmp_path)
+    (tmp_path / "a.txt").write_text("a\n")
+    git(tmp_path, "add", "a.txt", ".gitignore")
+    git(tmp_path, "commit", "-qm", "a")
+    with editor(tmp_path) as ed:
+        ed.nvim.command("MiniMeReview")
+        ed.wait_note("nothing to review: no turn in")
+        ed.nvim.command("MiniMeAccept")
+        ed.wait_note("minime: nothing to review")
+        ed.ask("/shell-write a.txt first\n/shell-write a.txt second")
+        snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
+        wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
+        win = ed.permission_win()
+        ed.press(win, "1")
+        ed.permission_win(other_than=win)  # the second write waits: the turn runs
+        assert (tmp_path / "a.txt").read_text() == "first\n"
+        q = review(ed)
+        assert q["items"] == [["a.txt", 1, "+1 -1 first"]]
+        assert ed.permission_open(), "the permission prompt is still there"
+        ed.answer_permission("1")
+        assert ed.wait_done(1)["stop_reason"] == "end_turn"
+        assert review(ed)["items"] == [["a.txt", 1, "+1 -1 second"]]
