@@ -43,22 +43,38 @@ local function under(cwd, path)
   return rel
 end
 
---- The lines of `path` now: its loaded buffer's, else the disk's; false when absent.
+--- Files larger than this are not recorded (a review of them is not worth the read).
+M.MAX_BYTES = 4 * 1024 * 1024
+
+--- The lines of a regular file on disk; false when absent; nil when it is no regular file
+--- (a fifo would block the open), too big, or unreadable. Checked before it is opened.
 ---@param path string
----@return string[]|false
+---@return string[]|false|nil
+function M.disk(path)
+  local stat = uv.fs_stat(path)
+  if not stat then
+    return false
+  elseif stat.type ~= "file" or stat.size > M.MAX_BYTES then
+    return nil
+  end
+  local fd = uv.fs_open(path, "r", 0)
+  if not fd then
+    return nil
+  end
+  local data = uv.fs_read(fd, stat.size, 0)
+  uv.fs_close(fd)
+  return data and vim.split(data:gsub("\n$", ""), "\n", { plain = true }) or nil
+end
+
+--- The lines of `path` now: its loaded buffer's, else the disk's (see M.disk).
+---@param path string
+---@return string[]|false|nil
 function M.current(path)
   local buf = require("minime.editor.paths").loaded_buffer(path)
   if buf then
     return api.nvim_buf_get_lines(buf, 0, -1, false)
   end
-  local fd = uv.fs_open(path, "r", 0)
-  if not fd then
-    return false
-  end
-  local stat = uv.fs_fstat(fd)
-  local data = stat and stat.type == "file" and uv.fs_read(fd, stat.size, 0) or ""
-  uv.fs_close(fd)
-  return vim.split((data or ""):gsub("\n$", ""), "\n", { plain = true })
+  return M.disk(path)
 end
 
 ---@param cwd string

@@ -296,15 +296,7 @@ function M.accept(bang)
 end
 
 local function on_disk(buf)
-  local path = api.nvim_buf_get_name(buf)
-  local fd = vim.uv.fs_open(path, "r", 0)
-  if not fd then
-    return nil
-  end
-  local stat = vim.uv.fs_fstat(fd)
-  local data = stat and vim.uv.fs_read(fd, stat.size, 0) or ""
-  vim.uv.fs_close(fd)
-  return vim.split((data or ""):gsub("\n$", ""), "\n", { plain = true })
+  return baseline.disk(api.nvim_buf_get_name(buf))
 end
 
 --- :MiniMeReject[!]: put the baseline's text of the hunk under the cursor back (!: every hunk
