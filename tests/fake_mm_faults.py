@@ -47,6 +47,8 @@ import contextlib
 import json
 import os
 import subprocess
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scripted_mm.agent import Turn
@@ -254,58 +256,60 @@ async def _disk_write(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"edit -> wrote {path}")
 
 
-async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+def _write_args(turn: Turn, rest: str) -> tuple[str, str, str]:
+    """PATH TEXT (``\\n`` a line break): the path, its full path, the text with its newline."""
     path, _, text = rest.partition(" ")
-    text = text.replace("\\n", "\n")
-    full = os.path.join(turn.session.cwd, path)
+    return path, os.path.join(turn.session.cwd, path), text.replace("\\n", "\n") + "\n"
+
+
+async def _write_if_allowed(
+    mm: FakeMM, turn: Turn, key: str, call: dict[str, Any], write: Callable[[], None]
+) -> bool:
+    """Report ``call``, ask permission for it, then ``write`` (what the tool does on disk)."""
+    await mm.report_call(turn, call)
+    if not await mm.allowed(turn, key, call):
+        await mm.report_end(turn, call["toolCallId"], f"[{key} rejected by user]", True)
+        return False
+    write()
+    await mm.report_end(turn, call["toolCallId"], f"done: {call['title']}", False)
+    return True
+
+
+def _write_file(full: str, text: str) -> Callable[[], None]:
+    return lambda: Path(full).write_text(text)
+
+
+async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+    path, full, text = _write_args(turn, rest)
     old = None
     with contextlib.suppress(OSError), open(full) as f:
         old = f.read()
-    call_id = f"call_{next(mm.call_ids)}"
-    diff = {"type": "diff", "path": full, "oldText": old, "newText": text + "\n"}
     call = {
-        "toolCallId": call_id,
+        "toolCallId": f"call_{next(mm.call_ids)}",
         "title": f"Write {path}",
         "kind": "edit",
         "status": "pending",
         "locations": [{"path": full}],
-        "content": [diff],
-        "rawInput": {"file_path": full, "content": text + "\n"},
+        "content": [{"type": "diff", "path": full, "oldText": old, "newText": text}],
+        "rawInput": {"file_path": full, "content": text},
     }
-    await mm.report_call(turn, call)
-    if not await mm.allowed(turn, "write", call):
-        await mm.report_end(turn, call_id, "[write rejected by user]", True)
-        return
-    with open(full, "w") as out:
-        out.write(text + "\n")
-    await mm.report_end(turn, call_id, f"wrote {path}", False)
-    await mm.say(turn, f"write -> wrote {path}")
+    if await _write_if_allowed(mm, turn, "write", call, _write_file(full, text)):
+        await mm.say(turn, f"write -> wrote {path}")
 
 
 async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, _, text = rest.partition(" ")
-    text = text.replace("\\n", "\n")
+    path, full, text = _write_args(turn, rest)
     command = f"sh -c 'printf %s {text!r} > {path}'"
-    call_id = f"call_{next(mm.call_ids)}"
     call = {
-        "toolCallId": call_id,
+        "toolCallId": f"call_{next(mm.call_ids)}",
         "title": f"bash: {command}",
         "kind": "execute",
         "status": "pending",
         "rawInput": {"command": command},
     }
-    await mm.report_call(turn, call)
-    if not await mm.allowed(turn, "bash", call):
-        await mm.report_end(turn, call_id, "[bash rejected by user]", True)
-        return
-    full = os.path.join(turn.session.cwd, path)
-    if text == "-":
-        os.remove(full)
-    else:
-        with open(full, "w") as out:
-            out.write(text + "\n")
-    await mm.report_end(turn, call_id, f"ran: {command}", False)
-    await mm.say(turn, "bash -> ran")
+    write = (lambda: os.remove(full)) if text == "-\n" else _write_file(full, text)
+    if await _write_if_allowed(mm, turn, "bash", call, write):
+        await mm.say(turn, "bash -> ran")
 
 
 FAULTS: dict[str, Command] = {

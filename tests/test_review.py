@@ -236,4 +236,6 @@ def test_review_before_any_turn_and_while_the_turn_still_runs(tmp_path: Path) ->
         assert ed.permission_open(), "the permission prompt is still there"
         ed.answer_permission("1")
         assert ed.wait_done(1)["stop_reason"] == "end_turn"
+        buf = ed.lua("return vim.fn.bufnr(...)", str(tmp_path / "a.txt"))
+        wait_for(lambda: lines(ed, buf) == ["second"], 10, message="for the buffer to follow")
         assert review(ed)["items"] == [["a.txt", 1, "+1 -1 second"]]
