@@ -95,6 +95,9 @@ end, {
   bang = true,
   desc = "Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)",
 })
+cmd("MiniMeComment", function(o)
+  require("minime.review").comment(o.args)
+end, { nargs = "*", desc = "Ask the agent about the reviewed hunk under the cursor (its lines go along)" })
 cmd("MiniMeInstall", function()
   require("minime").install()
 end, { desc = "Create or update the plugin's Python environment" })

@@ -5,6 +5,7 @@ once the baseline is recorded, as a real agent's would for the user."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,16 @@ def test_review_outside_git_keeps_the_users_edits_and_refuses_a_hunk_they_change
         ed.wait_note("changed after the agent wrote it: not reverted", 5)
         assert lines(ed, abuf)[5] == "X6 and mine"
         assert lines(ed, bbuf) == ["mine b"]
+
+        # A comment on that hunk goes to the agent as the next ask, naming the file and lines.
+        ed.nvim.command("MiniMeComment why X6?")
+        ed.wait_done(2)
+        prompts = [
+            json.dumps(m["msg"]["params"]["prompt"])
+            for m in map(json.loads, (tmp_path / "trace.jsonl").read_text().splitlines())
+            if m["dir"] == "in" and m["msg"].get("method") == "session/prompt"
+        ]
+        assert "why X6?" in prompts[-1] and "a.txt" in prompts[-1] and "X6 and mine" in prompts[-1]
 
 
 # vim.ui.select answers with the item _G.pick (every prompt kept in _G.selects).

@@ -350,4 +350,17 @@ function M.reject(bang)
   end
 end
 
+--- :MiniMeComment [text]: the next ask is about the hunk under the cursor: its file and lines
+--- go along as context (as with a range of :MiniMeAsk), with `text`; none: the input float.
+---@param text? string
+function M.comment(text)
+  local _, list = hunks_here(false)
+  if not list then
+    return
+  end
+  local row, n = hunks.range(list[1])
+  local first = (row or 0) + 1
+  require("minime").ask(text ~= "" and text or nil, { first, first + math.max(n, 1) - 1 })
+end
+
 return M
