@@ -96,7 +96,8 @@ function M.begin(cwd, ev)
   for _, buf in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
       local real = require("minime.editor.paths").realpath(api.nvim_buf_get_name(buf))
-      if real and under(cwd, real) then
+      local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
+      if real and under(cwd, real) and size <= M.MAX_BYTES then -- a huge log: not copied
         turn.texts[real] = api.nvim_buf_get_lines(buf, 0, -1, false)
       end
     end
