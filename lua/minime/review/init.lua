@@ -329,7 +329,10 @@ function M.reject(bang)
       )
     end
   end
-  local clean = not vim.bo[buf].modified
+  -- Saved only when the buffer held what the disk holds (no other unsaved edits, and nothing
+  -- written to the file since it was read): then `write!` cannot lose anything, and never asks.
+  local disk = on_disk(buf)
+  local in_step = vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false))
   -- Bottom up: a restored hunk never moves the rows of those still to restore.
   table.sort(list, function(a, b)
     return (hunks.range(a) or 0) > (hunks.range(b) or 0)
@@ -338,9 +341,9 @@ function M.reject(bang)
     hunks.restore(h)
     drop(r, h)
   end
-  if clean or vim.deep_equal(on_disk(buf), api.nvim_buf_get_lines(buf, 0, -1, false)) then
+  if in_step or vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false)) then
     local ok, err = pcall(api.nvim_buf_call, buf, function()
-      vim.cmd("silent keepalt write")
+      vim.cmd("silent keepalt write!")
     end)
     if not ok then
       say("reverted, not saved: " .. tostring(err), vim.log.levels.WARN)
