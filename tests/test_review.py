@@ -94,6 +94,14 @@ def test_git_review_shows_a_shell_commands_writes_and_rejects_accepts_undoes(
     with editor(tmp_path) as ed:
         turn_with_writes(ed, f"/shell-write a.txt {AGENT_TEXT}\n/shell-write u.txt u2", writes=2)
         assert (tmp_path / "u.txt").read_text() == "u2\n"
+        # The user's own buffer-local ]h (mini.diff's, gitsigns') comes back after the review.
+        mine = "<Cmd>let g:mine = 1<CR>"
+        ed.lua(
+            "local path, rhs = ... local b = vim.fn.bufadd(path) vim.fn.bufload(b)"
+            " vim.keymap.set('n', ']h', rhs, { buffer = b })",
+            str(tmp_path / "a.txt"),
+            mine,
+        )
         q = review(ed)
         assert q["title"].startswith("minime review: ") and q["title"].endswith("turn 1")
         assert q["items"] == [
@@ -122,6 +130,7 @@ def test_git_review_shows_a_shell_commands_writes_and_rejects_accepts_undoes(
             "an accepted hunk is not reviewed again; the undone reject is"
         )
         ed.nvim.command("MiniMeAccept!")
+        assert ed.lua("return vim.fn.maparg(']h', 'n')") == mine
         assert [i[0] for i in quickfix(ed)["items"]] == ["u.txt"]
         ed.nvim.command("cfirst")
         ed.nvim.command("MiniMeReject")

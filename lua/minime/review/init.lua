@@ -72,6 +72,23 @@ local function refresh_qf(r)
   end
 end
 
+--- The buffer's own `]h` / `[h` (mini.diff, gitsigns map them per buffer), kept while the
+--- review's keys stand in for them: buf -> the maparg() dicts.
+---@type table<integer, table[]>
+local saved_keys = {}
+
+local function unmap_keys(buf)
+  for _, lhs in ipairs({ "]h", "[h" }) do
+    pcall(vim.keymap.del, "n", lhs, { buffer = buf })
+  end
+  for _, own in ipairs(saved_keys[buf] or {}) do
+    pcall(api.nvim_buf_call, buf, function()
+      vim.fn.mapset("n", false, own)
+    end)
+  end
+  saved_keys[buf] = nil
+end
+
 local function drop(r, h)
   hunks.undraw(h)
   for i, x in ipairs(r.hunks) do
@@ -85,8 +102,7 @@ local function drop(r, h)
       return refresh_qf(r)
     end
   end
-  pcall(vim.keymap.del, "n", "]h", { buffer = h.buf })
-  pcall(vim.keymap.del, "n", "[h", { buffer = h.buf })
+  unmap_keys(h.buf)
   refresh_qf(r)
 end
 
@@ -111,12 +127,21 @@ local function jump(forward)
 end
 
 local function map_keys(buf)
-  vim.keymap.set("n", "]h", function()
-    jump(true)
-  end, { buffer = buf, desc = "minime: next hunk of the review" })
-  vim.keymap.set("n", "[h", function()
-    jump(false)
-  end, { buffer = buf, desc = "minime: previous hunk of the review" })
+  if saved_keys[buf] then
+    return
+  end
+  saved_keys[buf] = {}
+  for lhs, forward in pairs({ ["]h"] = true, ["[h"] = false }) do
+    local own = api.nvim_buf_call(buf, function()
+      return vim.fn.maparg(lhs, "n", false, true)
+    end)
+    if own.buffer == 1 then
+      table.insert(saved_keys[buf], own)
+    end
+    vim.keymap.set("n", lhs, function()
+      jump(forward)
+    end, { buffer = buf, desc = "minime: " .. (forward and "next" or "previous") .. " hunk of the review" })
+  end
 end
 
 local function clear()
@@ -124,6 +149,7 @@ local function clear()
   if r then
     for _, h in ipairs(r.hunks) do
       hunks.undraw(h)
+      unmap_keys(h.buf)
     end
   end
   M.current = nil
