@@ -93,6 +93,34 @@ end, { desc = "Go to the oldest permission prompt or question waiting for an ans
 vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-permission)", "<Cmd>MiniMePermission<CR>", {
   desc = "minime: go to the oldest permission prompt waiting for an answer",
 })
+cmd("MiniMeReview", function(o)
+  require("minime.review").review(o.fargs[1])
+end, {
+  nargs = "?",
+  complete = function()
+    return { "all" }
+  end,
+  desc = "Review the last turn's changes, hunk by hunk, in the quickfix list (all: the session)",
+})
+cmd("MiniMeAccept", function(o)
+  require("minime.review").accept(o.bang)
+end, { bang = true, desc = "Keep the reviewed hunk under the cursor (!: every hunk of the file)" })
+cmd("MiniMeReject", function(o)
+  require("minime.review").reject(o.bang)
+end, {
+  bang = true,
+  desc = "Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)",
+})
+cmd(
+  "MiniMeComment",
+  function(o)
+    require("minime.review").comment(o.args)
+  end,
+  {
+    nargs = "*",
+    desc = "Ask the agent about the reviewed hunk under the cursor (its lines go along)",
+  }
+)
 cmd("MiniMeInstall", function()
   require("minime").install()
 end, { desc = "Create or update the plugin's Python environment" })

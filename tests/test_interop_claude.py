@@ -572,3 +572,31 @@ def test_claude_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: 
         refused = claude.model.tool_results()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
         quit_leaves_no_bridge(ed)
+
+
+def test_claudes_disk_write_is_reviewed_and_rejected(tmp_path: Path) -> None:
+    """claude-agent-acp's Write goes to the disk itself; the file, not loaded, is recorded when
+    its tool call names it (before the permission lets it write); :MiniMeReview shows the hunk
+    and :MiniMeReject puts the old text back on disk."""
+    with claude_editor(tmp_path) as claude:
+        ed = claude.ed
+        notes = Path(ed.cwd, "notes.txt")
+        notes.write_text("old\n")
+        ed.ask("update notes")
+        ed.permission_win()
+        recorded = (
+            "local cwd, path = ... return require('minime.review.baseline').last(cwd).texts[path]"
+        )
+        assert ed.lua(recorded, ed.cwd, str(notes)) == ["old"]
+        ed.answer_permission("1")
+        assert ed.wait_done(1)["stop_reason"] == "end_turn"
+        assert notes.read_text() == "new\n"
+        ed.nvim.command("MiniMeReview")
+        items = "return vim.tbl_map(function(i) return { i.lnum, i.text } end, vim.fn.getqflist())"
+        wait_for(lambda: ed.lua(items) == [[1, "+1 -1 new"]], 20, message="for the review")
+        assert ed.lua("return vim.fn.getqflist({ title = 1 }).title") == (
+            "minime review: Claude Code (claude-agent-acp), turn 1"
+        )
+        ed.nvim.command("MiniMeReject")
+        assert notes.read_text() == "old\n"
+        assert ed.nvim.current.buffer[:] == ["old"]

@@ -27,6 +27,8 @@ end
 ---@param key string
 ---@param events table[]
 function M.apply(key, events)
+  -- Before the float draws them: a turn's begin and the files it names (the review's baseline).
+  pcall(require("minime.review.baseline").see, key, events)
   -- Looked up at each call: a bench or test may wrap minime.ui.turn's apply.
   require("minime.ui.turn").apply(key, events)
   -- A tool call ended, or the turn: files the agent changed on disk are refreshed.
@@ -75,6 +77,8 @@ end
 --- Show a permission request (see :h minime-permission); the answer goes back to the host.
 ---@param req table
 function M.permission(req)
+  -- What the request would write is recorded first (the review's baseline).
+  pcall(require("minime.review.baseline").name_diffs, req.cwd, req.content)
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
     to_host(
       "permission_answer",

@@ -155,6 +155,7 @@ local function write(params, ctx)
   if type(content) ~= "string" then
     fail("content must be a string")
   end
+  pcall(require("minime.review.baseline").name, ctx.cwd, real) -- before the write
   local buf = loaded_buffer(real)
   local old, note, unsaved
   if buf then

@@ -1,0 +1,164 @@
+--- The review's baseline: what every file a turn may change looked like when the turn began.
+---
+--- At a turn's `begin` (seen by minime.rpc before the turn float draws it):
+---   * the text of each loaded buffer under the cwd, unsaved edits included: the review never
+---     shows the user's own edits as the agent's;
+---   * in a git work tree, a snapshot of the whole tree (minime.review.git), off the main loop:
+---     the ask never waits for it; `pending` until it is written.
+--- Then, for a file the turn names (a tool call's diff path, a permission request's, an fs
+--- write; see M.name) and not
+--- yet recorded, its text at that moment, before the write that names it is applied.
+local git = require("minime.review.git")
+
+local api, uv = vim.api, vim.uv
+
+local M = {}
+
+---@class minime.review.Turn
+---@field n integer the turn's number in this cwd's session, from 1
+---@field agent string
+---@field tree? string the git snapshot at the start (nil: outside git, or not written yet)
+---@field root? string the git work tree's top directory
+---@field pending boolean the snapshot still runs
+---@field texts table<string, string[]|false> a file's lines when first seen (false: absent)
+
+---@class minime.review.Session
+---@field turns minime.review.Turn[]
+
+---@type table<string, minime.review.Session>
+M.sessions = {}
+
+--- Turns whose snapshot ran, for tests and the bench: cwd -> count.
+---@type table<string, integer>
+M.snapshots = {}
+
+---@param cwd string
+---@param path string absolute
+---@return string? rel the path relative to cwd, nil when not under it
+local function under(cwd, path)
+  local rel = vim.fs.relpath(cwd, path)
+  if rel == nil or rel == "." or rel:match("^%.%./") then
+    return nil
+  end
+  return rel
+end
+
+--- Files larger than this are not recorded (a review of them is not worth the read).
+M.MAX_BYTES = 4 * 1024 * 1024
+
+--- The lines of a regular file on disk; false when absent; nil when it is no regular file
+--- (a fifo would block the open), too big, or unreadable. Checked before it is opened.
+---@param path string
+---@return string[]|false|nil
+function M.disk(path)
+  local stat = uv.fs_stat(path)
+  if not stat then
+    return false
+  elseif stat.type ~= "file" or stat.size > M.MAX_BYTES then
+    return nil
+  end
+  local fd = uv.fs_open(path, "r", 0)
+  if not fd then
+    return nil
+  end
+  local data = uv.fs_read(fd, stat.size, 0)
+  uv.fs_close(fd)
+  return data and vim.split(data:gsub("\n$", ""), "\n", { plain = true }) or nil
+end
+
+--- The lines of `path` now: its loaded buffer's, else the disk's (see M.disk).
+---@param path string
+---@return string[]|false|nil
+function M.current(path)
+  local buf = require("minime.editor.paths").loaded_buffer(path)
+  if buf then
+    return api.nvim_buf_get_lines(buf, 0, -1, false)
+  end
+  return M.disk(path)
+end
+
+---@param cwd string
+---@return minime.review.Turn?
+function M.last(cwd)
+  local s = M.sessions[cwd]
+  return s and s.turns[#s.turns] or nil
+end
+
+---@param cwd string
+---@param ev table the begin event
+function M.begin(cwd, ev)
+  if ev.fresh or not M.sessions[cwd] then
+    M.sessions[cwd] = { turns = {} }
+  end
+  local turns = M.sessions[cwd].turns
+  local turn = { n = #turns + 1, agent = tostring(ev.agent or ""), pending = true, texts = {} }
+  turns[#turns + 1] = turn
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local real = require("minime.editor.paths").realpath(api.nvim_buf_get_name(buf))
+      local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
+      if real and under(cwd, real) and size <= M.MAX_BYTES then -- a huge log: not copied
+        turn.texts[real] = api.nvim_buf_get_lines(buf, 0, -1, false)
+      end
+    end
+  end
+  git.snapshot(cwd, function(tree, root)
+    turn.tree, turn.root, turn.pending = tree, root, false
+    M.snapshots[cwd] = (M.snapshots[cwd] or 0) + 1
+  end)
+end
+
+--- :MiniMeReset: the next turn starts a new session.
+---@param cwd string
+function M.reset(cwd)
+  M.sessions[cwd] = nil
+end
+
+--- The turn names `path` (absolute, resolved): its text now is its baseline, unless known.
+---@param cwd string
+---@param path string
+function M.name(cwd, path)
+  local turn = M.last(cwd)
+  if not turn or turn.texts[path] ~= nil or not under(cwd, path) then
+    return
+  end
+  turn.texts[path] = M.current(path)
+end
+
+--- The files that diffs name (a tool call's `diffs`, or a permission request's `content`:
+--- items {type = "diff", path}) are recorded, before the tool that writes them runs.
+---@param cwd string
+---@param diffs any
+function M.name_diffs(cwd, diffs)
+  if type(diffs) ~= "table" then
+    return
+  end
+  for _, d in ipairs(diffs) do
+    local p = type(d) == "table" and (d.type == nil or d.type == "diff") and d.path
+    if type(p) == "string" and p ~= "" then
+      local real =
+        require("minime.editor.paths").realpath(p:sub(1, 1) == "/" and p or cwd .. "/" .. p)
+      if real then
+        M.name(cwd, real)
+      end
+    end
+  end
+end
+
+--- One batch of turn events, before the float draws it (minime.rpc.apply).
+---@param cwd string
+---@param events table[]
+function M.see(cwd, events)
+  for _, ev in ipairs(events) do
+    local kind = type(ev) == "table" and ev.kind
+    if kind == "begin" then
+      M.begin(cwd, ev)
+    elseif kind == "reset" then
+      M.reset(cwd)
+    elseif kind == "tool_call" or kind == "tool_result" then
+      M.name_diffs(cwd, ev.diffs)
+    end
+  end
+end
+
+return M

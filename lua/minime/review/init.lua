@@ -1,0 +1,406 @@
+--- :MiniMeReview, :MiniMeAccept, :MiniMeReject: what the agent changed in this cwd's last
+--- turn (or the whole session), hunk by hunk, whatever wrote it.
+---
+--- The files: those whose text a turn recorded (minime.review.baseline) and, in git, every file
+--- that differs between the turn's snapshot and a snapshot taken now (so a shell command's
+--- writes count). A file's hunks are drawn in its buffer (minime.review.hunks); the quickfix
+--- list holds one entry per hunk. Accepting a hunk makes its text the baseline of the review;
+--- rejecting it puts the baseline's text back through the buffer.
+local baseline = require("minime.review.baseline")
+local files = require("minime.review.files")
+local git = require("minime.review.git")
+local hunks = require("minime.review.hunks")
+
+local api = vim.api
+
+local M = {}
+
+---@class minime.review.Review
+---@field cwd string
+---@field title string
+---@field qf? integer the quickfix list's id
+---@field hunks minime.review.Hunk[]
+---@field turns minime.review.Turn[] the turns it covers
+---@field base table<string, string[]> each file's baseline lines
+
+---@type minime.review.Review?
+M.current = nil
+
+local function say(text, level)
+  require("minime.ui.say").say("minime: " .. text, level or vim.log.levels.INFO)
+end
+
+local function cwd_now()
+  return require("minime.editor.paths").realpath(vim.fn.getcwd()) or vim.fn.getcwd()
+end
+
+---@param h minime.review.Hunk
+local function summary(h)
+  if h.kind then
+    return files.summary(h)
+  end
+  local added, removed = #h.agent, #h.base
+  local first = h.agent[1] or h.base[1] or ""
+  first = vim.trim(first):sub(1, 60)
+  return ("+%d -%d %s"):format(added, removed, first)
+end
+
+local function sorted(list)
+  table.sort(list, function(a, b)
+    if a.path ~= b.path then
+      return a.path < b.path
+    end
+    return (hunks.range(a) or 0) < (hunks.range(b) or 0)
+  end)
+  return list
+end
+
+local function items(r)
+  local out = {}
+  for _, h in ipairs(sorted(r.hunks)) do
+    local row = hunks.range(h)
+    local where = h.kind and { filename = h.path } or { bufnr = h.buf }
+    out[#out + 1] =
+      vim.tbl_extend("force", where, { lnum = (row or 0) + 1, col = 1, text = summary(h) })
+  end
+  return out
+end
+
+--- The quickfix list follows the review (only while it is still ours).
+local function refresh_qf(r)
+  if r.qf and vim.fn.getqflist({ id = r.qf }).id == r.qf then
+    vim.fn.setqflist({}, "r", { id = r.qf, items = items(r), title = r.title })
+  end
+end
+
+--- The buffer's own `]h` / `[h` (mini.diff, gitsigns map them per buffer), kept while the
+--- review's keys stand in for them: buf -> the maparg() dicts.
+---@type table<integer, table[]>
+local saved_keys = {}
+
+local function unmap_keys(buf)
+  for _, lhs in ipairs({ "]h", "[h" }) do
+    pcall(vim.keymap.del, "n", lhs, { buffer = buf })
+  end
+  for _, own in ipairs(saved_keys[buf] or {}) do
+    pcall(api.nvim_buf_call, buf, function()
+      vim.fn.mapset("n", false, own)
+    end)
+  end
+  saved_keys[buf] = nil
+end
+
+local function drop(r, h)
+  hunks.undraw(h)
+  for i, x in ipairs(r.hunks) do
+    if x == h then
+      table.remove(r.hunks, i)
+      break
+    end
+  end
+  for _, x in ipairs(r.hunks) do
+    if x.buf == h.buf then
+      return refresh_qf(r)
+    end
+  end
+  unmap_keys(h.buf)
+  refresh_qf(r)
+end
+
+local function jump(forward)
+  local r = M.current
+  if not r then
+    return
+  end
+  local buf, line = api.nvim_get_current_buf(), vim.fn.line(".")
+  local best
+  for _, h in ipairs(r.hunks) do
+    local row = h.buf == buf and hunks.range(h)
+    if row and ((forward and row + 1 > line) or (not forward and row + 1 < line)) then
+      if not best or (forward and row < best) or (not forward and row > best) then
+        best = row
+      end
+    end
+  end
+  if best then
+    api.nvim_win_set_cursor(0, { best + 1, 0 })
+  end
+end
+
+local function map_keys(buf)
+  if saved_keys[buf] then
+    return
+  end
+  saved_keys[buf] = {}
+  for lhs, forward in pairs({ ["]h"] = true, ["[h"] = false }) do
+    local own = api.nvim_buf_call(buf, function()
+      return vim.fn.maparg(lhs, "n", false, true)
+    end)
+    if own.buffer == 1 then
+      table.insert(saved_keys[buf], own)
+    end
+    vim.keymap.set(
+      "n",
+      lhs,
+      function()
+        jump(forward)
+      end,
+      {
+        buffer = buf,
+        desc = "minime: " .. (forward and "next" or "previous") .. " hunk of the review",
+      }
+    )
+  end
+end
+
+local function clear()
+  local r = M.current
+  if r then
+    for _, h in ipairs(r.hunks) do
+      hunks.undraw(h)
+      unmap_keys(h.buf)
+    end
+  end
+  M.current = nil
+end
+
+--- The turns a review covers and the baseline of `path` among them (nil: never recorded).
+local function base_of(turns, path, done)
+  for _, turn in ipairs(turns) do
+    if turn.texts[path] ~= nil then
+      return done(turn.texts[path])
+    end
+  end
+  local first = turns[1]
+  if not first.tree then
+    return done(nil)
+  end
+  git.show(first.root, first.tree, vim.fs.relpath(first.root, path) or path, done)
+end
+
+local function build(cwd, turns, title, paths)
+  clear()
+  local r = { cwd = cwd, title = title, hunks = {}, turns = turns, base = {} } ---@type minime.review.Review
+  local todo = vim.tbl_keys(paths)
+  table.sort(todo)
+  local i = 0
+  local function finish()
+    M.current = r
+    if #r.hunks == 0 then
+      return say("nothing to review in " .. vim.fn.fnamemodify(cwd, ":~"))
+    end
+    vim.fn.setqflist({}, " ", { title = title, items = items(r) })
+    r.qf = vim.fn.getqflist({ id = 0 }).id
+    vim.cmd("silent cfirst")
+  end
+  local function step()
+    i = i + 1
+    local path = todo[i]
+    if not path then
+      return finish()
+    end
+    base_of(turns, path, function(base)
+      local now = vim.uv.fs_stat(path) ~= nil
+      if base == nil or (base == false and not now) then
+        return step() -- unknown before, or absent before and after
+      elseif not now then
+        r.hunks[#r.hunks + 1] = files.record("deleted", path, base --[[@as string[] ]])
+        return step()
+      end
+      local buf = vim.fn.bufadd(path)
+      vim.fn.bufload(buf)
+      vim.bo[buf].buflisted = true
+      if base == false then
+        r.hunks[#r.hunks + 1] = files.record("created", path, {}, buf)
+        return step()
+      end
+      r.base[path] = base
+      local found = hunks.place(path, buf, r.base[path])
+      if #found > 0 then
+        map_keys(buf)
+      end
+      vim.list_extend(r.hunks, found)
+      step()
+    end)
+  end
+  step()
+end
+
+--- :MiniMeReview [all]
+---@param scope? string "all": the whole session; else the last turn
+function M.review(scope)
+  local cwd = cwd_now()
+  local session = baseline.sessions[cwd]
+  if not session or #session.turns == 0 then
+    return say("nothing to review: no turn in " .. vim.fn.fnamemodify(cwd, ":~"))
+  end
+  local all = scope == "all"
+  local turns = all and session.turns or { session.turns[#session.turns] }
+  local first = turns[1]
+  if first.pending then
+    return say("the turn's baseline is still being recorded: :MiniMeReview again in a moment")
+  end
+  local last = session.turns[#session.turns]
+  local title = ("minime review: %s, %s"):format(
+    first.agent ~= "" and first.agent or "agent",
+    all and ("turns 1-" .. last.n) or ("turn " .. last.n)
+  )
+  local paths = {}
+  for _, turn in ipairs(turns) do
+    for path in pairs(turn.texts) do
+      paths[path] = true
+    end
+  end
+  if not first.tree then
+    return build(cwd, turns, title, paths)
+  end
+  git.snapshot(cwd, function(now)
+    if not now then
+      return build(cwd, turns, title, paths)
+    end
+    git.changed(cwd, first.tree, now, function(rels, err)
+      if not rels then
+        say("git could not compare the trees: " .. tostring(err), vim.log.levels.WARN)
+      end
+      for _, rel in ipairs(rels or {}) do
+        paths[vim.fs.joinpath(cwd, rel)] = true
+      end
+      build(cwd, turns, title, paths)
+    end)
+  end)
+end
+
+local function hunks_here(bang)
+  local r = M.current
+  if not r or #r.hunks == 0 then
+    say("nothing to review")
+    return nil
+  end
+  local buf = api.nvim_get_current_buf()
+  if bang then
+    local list = vim.tbl_filter(function(h)
+      return h.buf == buf and not h.kind
+    end, r.hunks)
+    if #list == 0 then
+      list = { hunks.at(r.hunks, buf, 1) }
+    end
+    if #list == 0 then
+      say("no hunk of the review in this buffer")
+      return nil
+    end
+    return r, list
+  end
+  local h = hunks.at(r.hunks, buf, vim.fn.line("."))
+  if not h then
+    say("no hunk of the review under the cursor (]h goes to the next)")
+    return nil
+  end
+  return r, { h }
+end
+
+--- The hunk's text becomes the file's baseline in the review's first turn: a later
+--- :MiniMeReview does not show it again.
+---@param r minime.review.Review
+---@param h minime.review.Hunk
+local function keep(r, h)
+  if h.kind then
+    r.turns[1].texts[h.path] = h.kind == "created" and vim.deepcopy(h.agent) or false
+    return
+  end
+  local base = r.base[h.path]
+  local kept = vim.list_slice(base, 1, h.base_start)
+  vim.list_extend(kept, h.agent)
+  vim.list_extend(kept, base, h.base_start + #h.base + 1)
+  for _, x in ipairs(r.hunks) do
+    if x.path == h.path and x.base_start > h.base_start then
+      x.base_start = x.base_start + #h.agent - #h.base
+    end
+  end
+  r.base[h.path] = kept
+  r.turns[1].texts[h.path] = vim.deepcopy(kept)
+end
+
+--- :MiniMeAccept[!]: keep the hunk under the cursor (!: every hunk of the file).
+function M.accept(bang)
+  local r, list = hunks_here(bang)
+  for _, h in ipairs(list or {}) do
+    ---@cast r minime.review.Review
+    keep(r, h)
+    drop(r, h)
+  end
+end
+
+local function on_disk(buf)
+  return baseline.disk(api.nvim_buf_get_name(buf))
+end
+
+--- :MiniMeReject[!]: put the baseline's text of the hunk under the cursor back (!: every hunk
+--- of the file), one undo step each; saved when the buffer holds no other unsaved edits.
+function M.reject(bang)
+  local r, list = hunks_here(bang)
+  if not r or not list then
+    return
+  end
+  local buf = list[1].buf
+  for _, h in ipairs(list) do
+    if h.kind and hunks.changed(h) then
+      return say(
+        ("%s changed since the review found it %s: not touched (:MiniMeAccept keeps it)"):format(
+          vim.fn.fnamemodify(h.path, ":~:."),
+          h.kind
+        ),
+        vim.log.levels.WARN
+      )
+    elseif h.kind then
+      return files.reject(h, function()
+        drop(r, h)
+      end)
+    elseif hunks.changed(h) then
+      local row = hunks.range(h)
+      return say(
+        (
+          "the hunk at line %d was changed after the agent wrote it: not reverted"
+          .. " (:MiniMeAccept keeps it as it is)"
+        ):format((row or 0) + 1),
+        vim.log.levels.WARN
+      )
+    end
+  end
+  -- Saved only when the buffer held what the disk holds (no other unsaved edits, and nothing
+  -- written to the file since it was read): then `write!` cannot lose anything, and never asks.
+  local disk = on_disk(buf)
+  local in_step = vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false))
+  -- Bottom up: a restored hunk never moves the rows of those still to restore.
+  table.sort(list, function(a, b)
+    return (hunks.range(a) or 0) > (hunks.range(b) or 0)
+  end)
+  for _, h in ipairs(list) do
+    hunks.restore(h)
+    drop(r, h)
+  end
+  if in_step or vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false)) then
+    local ok, err = pcall(api.nvim_buf_call, buf, function()
+      vim.cmd("silent keepalt write!")
+    end)
+    if not ok then
+      say("reverted, not saved: " .. tostring(err), vim.log.levels.WARN)
+    end
+  else
+    say("reverted in the buffer, not saved: it holds other unsaved edits")
+  end
+end
+
+--- :MiniMeComment [text]: the next ask is about the hunk under the cursor: its file and lines
+--- go along as context (as with a range of :MiniMeAsk), with `text`; none: the input float.
+---@param text? string
+function M.comment(text)
+  local _, list = hunks_here(false)
+  if not list then
+    return
+  end
+  local row, n = hunks.range(list[1])
+  local first = (row or 0) + 1
+  require("minime").ask(text ~= "" and text or nil, { first, first + math.max(n, 1) - 1 })
+end
+
+return M
