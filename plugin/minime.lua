@@ -11,7 +11,14 @@ end
 cmd("MiniMeAsk", function(o)
   local range = o.range > 0 and { o.line1, o.line2 } or nil
   require("minime").ask(o.args, range)
-end, { nargs = "*", range = true, desc = "Ask the mini-me agent" })
+end, {
+  nargs = "*",
+  range = true,
+  complete = function(lead, line, pos)
+    return require("minime.ui.complete").cmdline(lead, line, pos)
+  end,
+  desc = "Ask the mini-me agent",
+})
 vim.keymap.set({ "n", "x" }, "<Plug>(minime-ask)", function()
   local mode = vim.fn.mode()
   local range = nil
@@ -22,6 +29,9 @@ vim.keymap.set({ "n", "x" }, "<Plug>(minime-ask)", function()
   end
   require("minime").ask(nil, range)
 end, { desc = "minime: ask the agent (the input float; a visual selection is its context)" })
+cmd("MiniMeCommands", function()
+  require("minime.ui.complete_commands").pick()
+end, { desc = "Pick one of the agent's slash commands; it goes into the input float" })
 cmd("MiniMeCancel", function()
   require("minime").cancel()
 end, { desc = "Cancel the running turn" })

@@ -22,6 +22,7 @@ local MAX_LINES = 8
 ---@field prompt_title? string shown in the border
 ---@field default? string initial text (may hold newlines)
 ---@field anchor? integer a window to sit over (its bottom lines), else centred in the editor
+---@field cwd? string the ask's cwd: what its completion offers (minime.ui.complete)
 ---@field on_submit fun(text: string) called with the text as typed, lines joined by "\n"
 ---@field on_cancel? fun(text: string) closed without sending: the text as typed
 
@@ -61,6 +62,7 @@ function M.open(opts)
   local default = opts.default
   local lines = vim.split(default == nil and "" or tostring(default), "\r?\n")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  require("minime.ui.complete").attach(buf, opts.cwd)
 
   local prev = api.nvim_get_current_win()
   local win = window.open_float(buf, true, win_config(opts, #lines))
