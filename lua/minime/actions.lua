@@ -131,7 +131,8 @@ function M.ask(text, range, cwd)
     payload.prompt = text
     payload.context = context
     -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
-    payload.ask_id = require("minime.editor.asks").new(selection)
+    payload.ask_id = require("minime.editor.asks").new(selection, cwd)
+    payload.queue = config.options.queue ~= false
     if payload.demo and not demo_said then
       demo_said = true -- once per Neovim session: the float's title names the agent anyway
       require("minime.ui.say").say("minime: " .. payload.demo.notice, vim.log.levels.INFO)
