@@ -232,6 +232,8 @@ local function apply(key, events)
       elseif kind == "reset" then
         opening = opening and began -- an empty conversation opens nothing by itself
         restate = true
+      elseif kind == "queued" then
+        restate = true -- the footer counts them
       end
       run(t, handlers[kind], ev)
     else
