@@ -55,6 +55,15 @@ def virtual_lines(ed: Editor) -> list[str]:
     )
 
 
+def wait_held(tmp_path: Path) -> None:
+    """Until the fake has read session/new (which it answers once the gate file exists)."""
+    wait_for(
+        lambda: any(m.get("method") == "session/new" for m in trace(tmp_path, "in")),
+        20,
+        message="session/new sent",
+    )
+
+
 def draft(ed: Editor) -> str | None:
     return ed.lua("return require('minime.ui.drafts').get(...)", ed.cwd)
 
@@ -149,11 +158,7 @@ def test_an_ask_while_the_agent_starts_is_queued_and_sent_after_the_first(
     gate = tmp_path / "session_new.go"
     with open_editor(tmp_path, hold_session_new=str(gate)) as ed:
         ed.ask("first")
-        wait_for(
-            lambda: any(m.get("method") == "session/new" for m in trace(tmp_path, "in")),
-            20,
-            message="session/new sent",
-        )
+        wait_held(tmp_path)
         ed.ask("second")
         ed.wait_note("queued after the running turn (1 ask waits")
         wait_for(lambda: queued(ed) == ["second"], 10, message="queued")
@@ -169,11 +174,7 @@ def test_minime_cancel_while_the_agent_starts_drops_the_queue_too(tmp_path: Path
     gate = tmp_path / "session_new.go"
     with open_editor(tmp_path, hold_session_new=str(gate)) as ed:
         ed.ask("first")
-        wait_for(
-            lambda: any(m.get("method") == "session/new" for m in trace(tmp_path, "in")),
-            20,
-            message="session/new sent",
-        )
+        wait_held(tmp_path)
         ed.ask("second")
         wait_for(lambda: queued(ed) == ["second"], 10, message="queued")
         ed.nvim.command("MiniMeCancel")

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from helpers.pickers import PICK
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
@@ -27,21 +28,6 @@ DEMO_COMMANDS = [
     "/diff",
     "/error",
 ]
-
-PICK = """
-_G.offers, _G.pick = {}, {}
-vim.ui.select = function(items, opts, on_choice)
-  local shown = vim.tbl_map(opts.format_item or tostring, items)
-  table.insert(_G.offers, { prompt = opts.prompt, items = shown })
-  local want = table.remove(_G.pick, 1)
-  for i, text in ipairs(shown) do
-    if want and text:find(want, 1, true) then
-      return on_choice(items[i], i)
-    end
-  end
-  on_choice(nil, nil)
-end
-"""
 
 
 def fake_editor(tmp_path: Path, **fake: Any) -> Any:
