@@ -184,3 +184,27 @@ def test_minime_cancel_while_the_agent_starts_drops_the_queue_too(tmp_path: Path
         ed.turn("third")
         assert prompts_sent(tmp_path) == ["third"]
         assert draft(ed) == "second"
+
+
+def test_an_ask_in_another_cwd_meanwhile_leaves_the_queued_ask_its_selection(
+    tmp_path: Path,
+) -> None:
+    """Ask ids are global: the other cwd's ask starting first must not make the queued one
+    forget the lines it was made with."""
+    (tmp_path / "ten.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    other = tmp_path / "other"
+    other.mkdir()
+    with open_editor(tmp_path) as ed:
+        ed.nvim.command("edit ten.txt")
+        ed.ask("/slow 40")
+        ed.wait_text("slow 1")
+        ed.nvim.command("2,3MiniMeAsk /tool selection")
+        wait_for(lambda: len(queued(ed)) == 1, 10, message="queued")
+        ed.lua("require('minime.actions').ask('/say elsewhere', nil, ...)", str(other))
+        wait_for(
+            lambda: any(d["cwd"] == str(other) for d in ed.done()), 30, message="the other ends"
+        )
+        ed.wait_done(3)
+        line = next(x for x in ed.turn_lines() if x.startswith("client_selection -> "))
+        answer = json.loads(line.split(" -> ", 1)[1])
+        assert (answer["mode"], answer["start"]["line"], answer["end"]["line"]) == ("line", 2, 3)
