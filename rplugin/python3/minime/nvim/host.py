@@ -24,7 +24,7 @@ from ..model import PermissionRequest
 from ..session import Session
 from . import events, ops
 from .agent_pool import AgentPool
-from .ask_queue import MAX_QUEUED, AskQueue
+from .ask_queue import AskQueue
 from .bridge import NvimBridge
 from .events import LuaEvent
 from .login import Login
@@ -38,7 +38,7 @@ from .session_modes import SessionModes
 from .session_reopen import SessionReopener
 from .single_flight import SingleFlight
 from .starting_asks import StartingAsks
-from .wire_text import clean, clean_all
+from .wire_text import clean
 
 log = logging.getLogger("minime")
 
@@ -57,7 +57,7 @@ class Host:
         self.starting: StartingAsks[Session] = StartingAsks()
         self._readying: SingleFlight[str, Session] = SingleFlight()
         # Each cwd's asks waiting for its running turn (or its start) to end: ask_queue.py.
-        self.queue = AskQueue()
+        self.queue = AskQueue(self.render, self.notify_user, self._keep_text)
         # cwds whose running turn :MiniMeStop ends: their end reads "stopped", not an error.
         self._stopped: set[str] = set()
         # Each cwd's running turn: set when its last event (the end) has been rendered.
@@ -171,49 +171,25 @@ class Host:
     async def op_ask(self, ask: ops.Ask) -> None:
         cwd = os.path.realpath(ask.cwd)
         if ask.queue and (cwd in self.queue or self._occupied(cwd)):
-            self._enqueue(cwd, ask)
+            self.queue.enqueue(cwd, ask)
             return
         next_ask: ops.Ask | None = ask
         while next_ask is not None:
             await self._ask(cwd, next_ask)
             # No await from the turn's end to the next ask's start: nothing runs between.
-            next_ask = self.queue.take(cwd)
-            if next_ask is not None:
-                self.render(cwd, events.Queued(prompts=clean_all(self.queue.prompts(cwd))))
+            next_ask = self.queue.next(cwd)
 
     def _occupied(self, cwd: str) -> bool:
         return self.pool.busy(cwd) or self.starting.get(cwd) is not None
 
-    def _enqueue(self, cwd: str, ask: ops.Ask) -> None:
-        if not self.queue.add(cwd, ask):
-            self.notify_user(
-                f"minime: {MAX_QUEUED} asks already wait in {cwd} — your text is kept for the "
-                "next input",
-                "warn",
-            )
-            self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
-            return
-        waiting = self.queue.prompts(cwd)
-        self.render(cwd, events.Queued(prompts=clean_all(waiting)))
-        count = f"{len(waiting)} asks wait" if len(waiting) > 1 else "1 ask waits"
-        self.notify_user(
-            f"minime: queued after the running turn ({count}; :MiniMeCancel drops them)", "info"
-        )
-
-    def _drop_queue(self, cwd: str) -> int:
-        """Drop the asks waiting in ``cwd``; their text becomes the cwd's draft (never lost)."""
-        dropped = self.queue.drop(cwd)
-        if dropped:
-            self.render(cwd, events.Queued())
-            for ask in dropped:
-                self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
-        return len(dropped)
+    def _keep_text(self, ask: ops.Ask) -> None:
+        """Typed text is never lost: the next input of this cwd opens with it (a draft)."""
+        self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
 
     async def _ask(self, cwd: str, ask: ops.Ask) -> None:
         kept = ":MiniMeCancel stops it; your text is kept for the next input"
         if not self._accept(cwd, ask, kept):
-            # Typed text is never lost: the next input of this cwd opens with it.
-            self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
+            self._keep_text(ask)
             return
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
@@ -322,7 +298,7 @@ class Host:
     async def op_cancel(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
         # The queue first: the turn's end would start the next ask.
-        dropped = self._drop_queue(cwd)
+        dropped = self.queue.drop_shown(cwd)
         session = self.pool.sessions.get(cwd)
         waiting = self.starting.get(cwd)
         if waiting is not None:
@@ -341,7 +317,7 @@ class Host:
 
     async def op_reset(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
-        self._drop_queue(cwd)  # asks of the old conversation: their text is the draft
+        self.queue.drop_shown(cwd)  # asks of the old conversation: their text is the draft
         waiting = self.starting.get(cwd)
         if waiting is not None and waiting.end("cancelled"):  # an ask of the old conversation
             self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
@@ -366,7 +342,7 @@ class Host:
 
     async def op_stop(self, stop: ops.Stop) -> None:
         for cwd in self.queue.cwds():  # never sent: a stop starts no new agent
-            self._drop_queue(cwd)
+            self.queue.drop_shown(cwd)
         self._stopped.update(cwd for cwd in self.pool.sessions if self.pool.busy(cwd))
         for waiting in self.starting.all():  # asks whose agent still starts: ended now
             if waiting.end("stopped"):
