@@ -14,10 +14,10 @@ cmd("MiniMeAsk", function(o)
 end, {
   nargs = "*",
   range = true,
-  desc = "Ask the mini-me agent",
-  complete = function(arglead)
-    return require("minime.ui.complete_mentions").cmdline(arglead)
+  complete = function(lead, line, pos)
+    return require("minime.ui.complete").cmdline(lead, line, pos)
   end,
+  desc = "Ask the mini-me agent",
 })
 vim.keymap.set({ "n", "x" }, "<Plug>(minime-ask)", function()
   local mode = vim.fn.mode()
@@ -29,6 +29,9 @@ vim.keymap.set({ "n", "x" }, "<Plug>(minime-ask)", function()
   end
   require("minime").ask(nil, range)
 end, { desc = "minime: ask the agent (the input float; a visual selection is its context)" })
+cmd("MiniMeCommands", function()
+  require("minime.ui.complete_commands").pick()
+end, { desc = "Pick one of the agent's slash commands; it goes into the input float" })
 cmd("MiniMeCancel", function()
   require("minime").cancel()
 end, { desc = "Cancel the running turn" })
@@ -111,16 +114,12 @@ end, {
   bang = true,
   desc = "Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)",
 })
-cmd(
-  "MiniMeComment",
-  function(o)
-    require("minime.review").comment(o.args)
-  end,
-  {
-    nargs = "*",
-    desc = "Ask the agent about the reviewed hunk under the cursor (its lines go along)",
-  }
-)
+cmd("MiniMeComment", function(o)
+  require("minime.review").comment(o.args)
+end, {
+  nargs = "*",
+  desc = "Ask the agent about the reviewed hunk under the cursor (its lines go along)",
+})
 cmd("MiniMeInstall", function()
   require("minime").install()
 end, { desc = "Create or update the plugin's Python environment" })

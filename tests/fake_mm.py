@@ -25,6 +25,8 @@ Test-only knobs under ``fake:``
 ``hold_session_new: PATH``      the same for ``session/new``.
 ``stderr_flood_bytes: N``      write N bytes of stderr lines before answering ``initialize``.
 ``usage: false``               no ``usage`` on the prompt's answer.
+``commands_early: true``       the ``available_commands_update`` before the session's answer
+                               (as claude-agent-acp may), not after it.
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
 =============================  =================================================================
 
@@ -61,7 +63,13 @@ from scripted_mm.client_tools import (  # noqa: E402
     validate_tools,
 )
 from scripted_mm.config import Config, parse_duration  # noqa: E402
-from scripted_mm.script import COMMANDS, PLAN_ENTRIES, Command, chunks_text  # noqa: E402
+from scripted_mm.script import (  # noqa: E402
+    COMMANDS,
+    PLAN_ENTRIES,
+    Command,
+    chunks_text,
+    commands_update,
+)
 from scripted_mm.wire import CANCEL_REQUEST, MAX_LINE  # noqa: E402
 
 __all__ = [
@@ -126,6 +134,12 @@ class FakeMM(ScriptedMM):
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         await self._slow("session_new")
         return await super().new_session(params)
+
+    async def advertise_commands(self, session_id: str) -> None:
+        if self.config.fake.get("commands_early"):
+            await self.update(session_id, commands_update())
+        else:
+            await super().advertise_commands(session_id)
 
     async def _slow(self, step: str) -> None:
         """A slow start: ``<step>_delay``, then ``hold_<step>`` (a file the test creates)."""

@@ -22,6 +22,8 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
                                 request, vendor updates (session_info, usage, commands).
 ``/badutf8``                    a session/update line that is not UTF-8.
 ``/big-update BYTES``           an ``available_commands_update`` line of about BYTES bytes.
+``/commands [NAME...]``         an ``available_commands_update`` that replaces the list with
+                                these (none: an empty list), then ``commands sent``.
 ``/stderr LINE``                one stderr line.
 ``/crash [STATUS]``             says ``crashing``, a stderr line, exit STATUS (2).
 ``/close-stdout``               says ``closing``, closes stdout and lives on (never answers).
@@ -54,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 from scripted_mm.agent import Turn
 from scripted_mm.client_tools import SESSION_META, json_text, truncate
 from scripted_mm.config import log
-from scripted_mm.script import Command, split_args, tool_line
+from scripted_mm.script import Command, commands_update, split_args, tool_line
 from scripted_mm.wire import CANCEL_REQUEST
 
 if TYPE_CHECKING:
@@ -211,6 +213,11 @@ async def _big_update(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, "after big-update")
 
 
+async def _commands(mm: FakeMM, turn: Turn, rest: str) -> None:
+    await mm.update(turn.session.id, commands_update(rest.split()))
+    await mm.say(turn, "commands sent")
+
+
 async def _stderr(mm: FakeMM, turn: Turn, rest: str) -> None:
     log(rest)
 
@@ -328,6 +335,7 @@ FAULTS: dict[str, Command] = {
     "/garbage": _garbage,
     "/badutf8": _badutf8,
     "/big-update": _big_update,
+    "/commands": _commands,
     "/stderr": _stderr,
     "/crash": _crash,
     "/close-stdout": _close_stdout,

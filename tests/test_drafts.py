@@ -40,6 +40,7 @@ def test_esc_esc_keeps_a_draft_that_the_next_input_opens_with(editor: Editor) ->
 
 
 def test_a_reply_refused_mid_turn_is_the_next_inputs_text(editor: Editor) -> None:
+    editor.lua("require('minime.config').options.queue = false")  # refused, not queued
     editor.ask("/slow 30")
     editor.wait_text("slow 0")
     editor.press(turn(editor)["win"], "i")

@@ -435,3 +435,26 @@ def test_codex_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: P
         refused = model.outputs()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
         quit_leaves_no_bridge(ed)
+
+
+def test_codex_advertises_its_slash_commands_and_status_completes_and_runs(
+    tmp_path: Path,
+) -> None:
+    """codex-acp 2.6 sends ``available_commands_update`` for each session (``/status``,
+    ``/review``, ``/compact``, …): they complete on :MiniMeAsk, and ``/status``, sent as the
+    prompt's text, is answered by codex itself (its model is not asked)."""
+    with codex_editor(tmp_path, lambda items: Reply(text="Hello.")) as (ed, model):
+        ed.turn("hi")
+
+        def offered() -> list[str] | None:
+            got = ed.lua("return vim.fn.getcompletion('MiniMeAsk /', 'cmdline')")
+            return got if "/status" in got else None
+
+        found = wait_for(offered, 20, message="for codex's commands")
+        assert {"/status", "/review", "/compact"} <= set(found), found
+        assert ed.lua("return vim.fn.getcompletion('MiniMeAsk /sta', 'cmdline')") == ["/status"]
+        done, text = ed.turn("/status", timeout=60)
+        assert done["stop_reason"] == "end_turn"
+        assert "**Model:** scripted" in text and "**Sandbox:** read-only" in text, text
+        assert len(model.turns()) == 1, "codex answered /status itself"
+        assert ed.turn_errors() == []

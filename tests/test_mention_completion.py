@@ -66,7 +66,7 @@ def test_omnifunc_completes_a_mention_in_the_input_float(tmp_path: Path) -> None
     with editor_with(cwd, opts) as ed:
         ed.lua("require('minime').ask()")
         wait_for(lambda: ed.nvim.api.win_get_config(0)["relative"] == "editor", 10)
-        assert "complete_mentions" in ed.nvim.eval("&omnifunc")
+        assert ed.nvim.eval("&omnifunc") == "v:lua.require'minime.ui.complete'.func"
         ed.nvim.input("see @src/ma<C-x><C-o>")
         wait_for(lambda: ed.nvim.current.line == "see @src/main.py", 10)
         # Not in a mention: no completion, and the text stays.

@@ -17,27 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from helpers.pickers import PICK
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
 AGENT = Path(__file__).with_name("agents") / "modes.py"
-
-# vim.ui.select answered by the test: _G.pick names the item to choose (by format_item's text
-# containing it); every offer is kept in _G.offers.
-PICK = """
-_G.offers, _G.pick = {}, {}
-vim.ui.select = function(items, opts, on_choice)
-  local shown = vim.tbl_map(opts.format_item or tostring, items)
-  table.insert(_G.offers, { prompt = opts.prompt, items = shown })
-  local want = table.remove(_G.pick, 1)
-  for i, text in ipairs(shown) do
-    if want and text:find(want, 1, true) then
-      return on_choice(items[i], i)
-    end
-  end
-  on_choice(nil, nil)
-end
-"""
 
 
 def wire(tmp_path: Path, method: str) -> list[dict[str, Any]]:

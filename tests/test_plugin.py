@@ -86,7 +86,8 @@ def test_cancel_ends_the_turn_as_cancelled(editor: Editor) -> None:
     assert "cancelled" in editor.turn_text()
 
 
-def test_a_second_ask_while_a_turn_runs_is_refused(editor: Editor) -> None:
+def test_with_queue_false_a_second_ask_while_a_turn_runs_is_refused(editor: Editor) -> None:
+    editor.lua("require('minime.config').options.queue = false")  # refused, not queued
     editor.ask("/slow 400")
     editor.wait_text("slow 1")
     editor.ask("again")

@@ -222,6 +222,7 @@ def test_a_refused_ask_leaves_the_running_turn_its_selection(project: Path) -> N
         ed.wait_text("slow 1")
         # Mid-turn the user denies *.md and asks about lines 2-3: that ask is refused.
         ed.lua("require('minime.config').options.deny = { '*.md' }")
+        ed.lua("require('minime.config').options.queue = false")
         nvim.command("2,3MiniMeAsk x")
         ed.wait_note("a turn is already running")
         ed.wait_done(1)

@@ -103,6 +103,27 @@ def test_conversation_float(nvim: Any) -> None:
     screenshot.check("conversation", settled(nvim, buf))
 
 
+def test_queued_asks_under_the_running_turn(nvim: Any) -> None:
+    apply(
+        nvim,
+        {"kind": "begin", "prompt": "run the tests", "cwd": KEY, "session_id": "s1"},
+        {"kind": "text", "text": "Running them now; this takes a while.\n"},
+        {
+            "kind": "tool_call",
+            "id": "t1",
+            "title": "bash: make test",
+            "tool_kind": "execute",
+            "status": "in_progress",
+            "input": {"command": "make test"},
+        },
+        {"kind": "tool_result", "id": "t1", "status": "completed", "output": "2 failed\n"},
+        {"kind": "text", "text": "Two failed; reading the first one.\n"},
+        {"kind": "queued", "prompts": ["then fix the first failure", "/review now"]},
+    )
+    buf = nvim.exec_lua("return require('minime.ui.turn').get(...).buf", KEY)
+    screenshot.check("queued", settled(nvim, buf))
+
+
 def test_permission_float(nvim: Any) -> None:
     nvim.exec_lua(
         "ask(...)",

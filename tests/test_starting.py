@@ -170,10 +170,13 @@ def test_cancel_before_the_first_prompt_is_kept_when_the_start_then_fails(
         assert ed.turn_errors() == [] and errors(ed) == []
 
 
-def test_a_second_ask_while_the_agent_starts_is_refused_and_said(tmp_path: Path) -> None:
+def test_with_queue_false_a_second_ask_while_the_agent_starts_is_refused_and_said(
+    tmp_path: Path,
+) -> None:
     """Catches a second ask lost silently, run beside the first, or starting a second agent."""
     context, config, gate = held_editor(tmp_path, "session_new")
     with context as ed:
+        ed.lua("require('minime.config').options.queue = false")  # refused, not queued
         ed.ask("first")
         pid = wait_held(ed, tmp_path, config, "session/new")
         ed.ask("second")

@@ -25,7 +25,7 @@ from .client_tools import (
     validate_tools,
 )
 from .config import Config, log
-from .script import COMMANDS, Command
+from .script import COMMANDS, Command, commands_update
 from .tour import is_plain, tour_script
 
 
@@ -82,6 +82,7 @@ class ScriptedMM(ToolCalls):
         self.sessions: dict[str, Session] = {}
         self.meta_tools: list[ClientTool] = []
         self.advertised = False
+        self._background: set[asyncio.Future[None]] = set()
 
     # --- dispatch (AgentSideConnection.handleWithExtensions)
 
@@ -177,6 +178,15 @@ class ScriptedMM(ToolCalls):
     async def _open(self, session_id: str, cwd: str) -> None:
         tools = await self._session_tools(session_id, cwd)
         self.sessions[session_id] = Session(session_id, cwd, tools)
+        await self.advertise_commands(session_id)
+
+    async def advertise_commands(self, session_id: str) -> None:
+        """The script's commands as ACP slash commands, sent just after the session's answer:
+        the task runs once the answer is written (``wire._serve`` writes it in the same step
+        as the handler returns)."""
+        task = asyncio.ensure_future(self.update(session_id, commands_update()))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = new_session_id()

@@ -140,3 +140,32 @@ COMMANDS: dict[str, Command] = {
     "/diff": diff,
     "/error": error,
 }
+
+# What the agent advertises of the script (``available_commands_update`` after a session
+# opens), so that an editor lists and completes them: name -> (description, input hint).
+COMMAND_HELP: dict[str, tuple[str, str | None]] = {
+    "say": ("Answer with this text, in one chunk", "text"),
+    "think": ("A thought chunk", "text"),
+    "chunks": ("Stream N text chunks", "N [SIZE]"),
+    "slow": ("Stream N lines, 50 ms apart (cancel stops it)", "N"),
+    "plan": ("Send a plan", None),
+    "tools": ("List the client tools this session was given", None),
+    "tool": ("Call a client tool", "NAME [JSON arguments]"),
+    "parallel": ("Call a client tool N times at once", "N NAME [JSON arguments]"),
+    "bash": ("Run a command with the built-in bash (asks first)", "command"),
+    "diff": ("An edit of a.txt whose permission shows the diff", None),
+    "error": ("Make the model fail with this text", "text"),
+}
+
+
+def commands_update(names: list[str] | None = None) -> dict[str, Any]:
+    """The ``available_commands_update`` of the script's commands (or of ``names``, each
+    described by COMMAND_HELP where it is known)."""
+    advertised = []
+    for name in names if names is not None else list(COMMAND_HELP):
+        description, hint = COMMAND_HELP.get(name, (f"The {name} command", None))
+        command: dict[str, Any] = {"name": name, "description": description}
+        if hint:
+            command["input"] = {"hint": hint}
+        advertised.append(command)
+    return {"sessionUpdate": "available_commands_update", "availableCommands": advertised}

@@ -90,14 +90,18 @@ end
 
 --- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float). It
 --- opens with the cwd's draft; closed without sending, its text is the draft (ui/drafts.lua).
-local function prompt_for(cwd, range, anchor)
+local function prompt_for(cwd, range, anchor, text)
   require("minime.warm").cwd(cwd) -- the agent starts while the ask is typed
   local drafts = require("minime.ui.drafts")
+  local draft = drafts.get(cwd)
+  if text and draft then
+    text = text .. draft -- a draft is never lost: it follows what was chosen
+  end
   require("minime.ui.input").open({
     prompt_title = " minime ",
     anchor = anchor,
     cwd = cwd,
-    default = drafts.get(cwd),
+    default = text or draft,
     on_submit = function(input)
       drafts.clear(cwd)
       if input and vim.trim(input) ~= "" then
@@ -130,7 +134,8 @@ function M.ask(text, range, cwd)
     payload.prompt = text
     payload.context = context
     -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
-    payload.ask_id = require("minime.editor.asks").new(selection)
+    payload.ask_id = require("minime.editor.asks").new(selection, cwd)
+    payload.queue = config.options.queue ~= false
     if payload.demo and not demo_said then
       demo_said = true -- once per Neovim session: the float's title names the agent anyway
       require("minime.ui.say").say("minime: " .. payload.demo.notice, vim.log.levels.INFO)
@@ -154,6 +159,14 @@ function M.ask(text, range, cwd)
   if not ok then
     say_error("minime: " .. tostring(err))
   end
+end
+
+--- The input float for an ask in `cwd`, opening with `text` (then the cwd's draft, if any):
+--- :MiniMeCommands puts the chosen command there.
+---@param cwd string
+---@param text string
+function M.input(cwd, text)
+  prompt_for(cwd, nil, shown_float(cwd), text)
 end
 
 local function host_op(op, payload)

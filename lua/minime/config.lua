@@ -42,6 +42,10 @@ local function defaults()
     -- Start the host, and the cwd's agent and session, while the first ask is being typed (the
     -- command line starts `:MiniMe`, the input float opens, <Plug>(minime-ask), the toggle).
     warm = true,
+    -- An ask while a turn runs in its cwd (or its agent still starts) waits, and is sent when
+    -- that turn ends (:MiniMeCancel drops the waiting ones). false: it is refused, its text
+    -- kept as the cwd's draft.
+    queue = true,
     -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
     ready_timeout = 60,
     -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an

@@ -48,8 +48,9 @@ function M.ask_accepted(cwd, ask_id)
   return require("minime.editor.asks").accept(cwd, ask_id)
 end
 
---- The host refused an ask in `cwd` (a turn runs there, or its agent still starts): its text
---- is kept as the cwd's draft, for the next input.
+--- The host refused an ask in `cwd` (a turn runs there, or its agent still starts, and
+--- `queue = false`), or dropped a queued one (:MiniMeCancel): its text is kept as the cwd's
+--- draft, for the next input.
 ---@param cwd string
 ---@param prompt string
 function M.ask_refused(cwd, prompt)

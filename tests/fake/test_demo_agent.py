@@ -56,3 +56,25 @@ def test_the_demo_has_no_test_faults(tmp_path: Path, monkeypatch: pytest.MonkeyP
             return (await agent.complete("/crash 3\n/say still here")).text
 
     assert asyncio.run(main()) == "unknown command /crash\nstill here"
+
+
+def test_the_demo_advertises_each_command_of_its_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its available_commands_update names every command the script runs (none the faults
+    add), each with a description, so the editor lists and completes them."""
+    monkeypatch.setenv("MINIME_PYTHON", sys.executable)
+    sys.path.insert(0, str(REPO / "demo"))
+    try:
+        from scripted_mm.script import COMMANDS
+    finally:
+        sys.path.remove(str(REPO / "demo"))
+
+    async def main() -> list[minime.AvailableCommand]:
+        async with await minime.start(DEMO_CONFIG, mm=DEMO_MM, cwd=str(tmp_path)) as agent:
+            await agent.complete("/say hi")  # the update came just after session/new's answer
+            return agent.session.commands
+
+    commands = asyncio.run(main())
+    assert ["/" + c.name for c in commands] == list(COMMANDS)
+    assert all(c.description for c in commands)

@@ -139,17 +139,12 @@ local function map_keys(buf)
     if own.buffer == 1 then
       table.insert(saved_keys[buf], own)
     end
-    vim.keymap.set(
-      "n",
-      lhs,
-      function()
-        jump(forward)
-      end,
-      {
-        buffer = buf,
-        desc = "minime: " .. (forward and "next" or "previous") .. " hunk of the review",
-      }
-    )
+    vim.keymap.set("n", lhs, function()
+      jump(forward)
+    end, {
+      buffer = buf,
+      desc = "minime: " .. (forward and "next" or "previous") .. " hunk of the review",
+    })
   end
 end
 

@@ -178,8 +178,7 @@ end
 --- The column (0-based) of the `@` that starts the mention the cursor is in, or nil.
 ---@param line string
 ---@param col integer 0-based cursor column (the text before it is line:sub(1, col))
-function M.start(line, col)
-  local before = line:sub(1, col)
+function M.start(before)
   local at = before:match("()@%S*$")
   if at and (at == 1 or before:sub(at - 1, at - 1):match("%s")) then
     return at - 1
@@ -235,22 +234,12 @@ function M.items(base, cwd)
   return out
 end
 
---- The input float's 'omnifunc' ("v:lua.require'minime.ui.complete_mentions'.omnifunc").
-function M.omnifunc(findstart, base)
-  if findstart == 1 then
-    local col = vim.api.nvim_win_get_cursor(0)[2]
-    return M.start(vim.api.nvim_get_current_line(), col) or -3
-  end
-  local cwd = vim.b.minime_cwd or vim.fn.getcwd()
-  return M.items(base, cwd)
-end
-
 --- :MiniMeAsk's completion of the word `arglead` (mentions only; nothing for other words).
 ---@param arglead string
 ---@return string[]
 function M.cmdline(arglead)
   if arglead:sub(1, 1) ~= "@" then
-    return {}
+    return nil -- another source's word (minime.ui.complete)
   end
   local out = {}
   for _, item in ipairs(M.items(arglead, vim.fn.getcwd())) do

@@ -22,6 +22,7 @@ local MAX_LINES = 8
 ---@field prompt_title? string shown in the border
 ---@field default? string initial text (may hold newlines)
 ---@field anchor? integer a window to sit over (its bottom lines), else centred in the editor
+---@field cwd? string the ask's cwd: what its completion offers (minime.ui.complete)
 ---@field on_submit fun(text: string) called with the text as typed, lines joined by "\n"
 ---@field on_cancel? fun(text: string) closed without sending: the text as typed
 ---@field cwd? string the ask's cwd: `@` completes its files (ui/complete_mentions.lua)
@@ -62,12 +63,8 @@ function M.open(opts)
   local default = opts.default
   local lines = vim.split(default == nil and "" or tostring(default), "\r?\n")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  -- <C-x><C-o> (and blink.cmp's / nvim-cmp's omni sources) complete `@` mentions.
-  vim.b[buf].minime_cwd = opts.cwd
-  vim.bo[buf].omnifunc = "v:lua.require'minime.ui.complete_mentions'.omnifunc"
-  if opts.cwd then
-    pcall(require("minime.ui.complete_mentions").prefetch, opts.cwd)
-  end
+  -- <C-x><C-o> (and blink.cmp's / nvim-cmp's omni sources) complete `/commands` and `@` mentions.
+  require("minime.ui.complete").attach(buf, opts.cwd)
 
   local prev = api.nvim_get_current_win()
   local win = window.open_float(buf, true, win_config(opts, #lines))

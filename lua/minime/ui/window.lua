@@ -16,6 +16,7 @@ local links = {
   MiniMePlanDone = "Comment",
   MiniMePlanActive = "DiagnosticInfo",
   MiniMeNotice = "DiagnosticInfo",
+  MiniMeQueued = "Comment",
   MiniMeDone = "Comment",
   MiniMeError = "DiagnosticError",
   MiniMeFold = "Folded",

@@ -33,6 +33,7 @@ _EXPORTS = {
     "SessionModes": "model",
     "ConfigOption": "model",
     "ConfigValue": "model",
+    "AvailableCommand": "model",
     "ToolRequest": "model",
     "PermissionRequest": "model",
     "PermissionOption": "model",
@@ -45,6 +46,7 @@ __all__ = [
     "REJECT",
     "Agent",
     "AuthRequired",
+    "AvailableCommand",
     "Busy",
     "Client",
     "ConfigOption",
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from .elicitations import ElicitationAnswer, ElicitationRequest
     from .errors import AuthRequired, Busy, Error
     from .model import (
+        AvailableCommand,
         ConfigOption,
         ConfigValue,
         Event,

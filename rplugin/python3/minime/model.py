@@ -21,7 +21,17 @@ EventKind = Literal[
     "usage",
     "title",
     "terminal",
+    "commands",
 ]
+
+
+class AvailableCommand(msgspec.Struct, kw_only=True):
+    """One of the agent's slash commands (ACP ``available_commands_update``): sent as the
+    prompt text ``/name input``. ``hint`` says what input it takes, if any."""
+
+    name: str
+    description: str = ""
+    hint: str | None = None
 
 
 class SessionMode(msgspec.Struct, kw_only=True):
@@ -93,6 +103,7 @@ class Event(msgspec.Struct, kw_only=True):
     usage: dict[str, Any] | None = None
     mode: str | None = None  # "mode": the agent's current mode id now
     config_options: list[ConfigOption] | None = None  # "config": every option as it is now
+    commands: list[AvailableCommand] | None = None  # "commands": the agent's list as it is now
     # "usage" (usage_update): ``usage`` is {used, size, cost?: {amount, currency}}, the context
     # window now; "title" (session_info_update): ``text`` is the session's title ("": cleared).
     # "terminal": the live output (``output``, its end) of the client terminal ``text`` (its

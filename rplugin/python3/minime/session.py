@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import session_state
 from .errors import Busy, Error
 from .live_terminals import LiveTerminals
-from .model import ConfigOption, Event, Result, SessionModes, ToolCall
+from .model import AvailableCommand, ConfigOption, Event, Result, SessionModes, ToolCall
 from .transport import STOP_REASON_META
 from .updates import TERMINAL_STATUSES, ended_call, terminal_chunk, to_event
 
@@ -144,6 +144,9 @@ class Session:
         self.config_options: list[ConfigOption] = []
         self.usage: dict[str, Any] | None = None  # the last usage_update: {used, size, cost?}
         self.title: str | None = None  # the last session_info_update's title
+        # The agent's slash commands, as its last available_commands_update listed them (one
+        # sent before the session/new answer too: the client keeps those for the session).
+        self.commands: list[AvailableCommand] = []
         # Tool call ids of the turns before the running one: a late update for one of them
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
         self._past_calls: set[str] = set()

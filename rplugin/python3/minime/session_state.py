@@ -12,12 +12,15 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import Error, describe
-from .model import ConfigOption, ConfigValue, Event, SessionMode, SessionModes
+from .model import AvailableCommand, ConfigOption, ConfigValue, Event, SessionMode, SessionModes
 
 if TYPE_CHECKING:
     from .session import Session
 
 log = logging.getLogger("minime")
+
+# The events that say what a session now is (kept on it), not what its turn did.
+STATE_KINDS = ("mode", "config", "usage", "title", "commands")
 
 
 def modes_of(model: Any) -> SessionModes | None:
@@ -68,10 +71,35 @@ def options_of(models: list[Any] | None) -> list[ConfigOption]:
     return options
 
 
+# An agent's command list is shown and completed, not stored whole: bounded.
+MAX_COMMANDS = 200
+MAX_COMMAND_TEXT = 300
+
+
+def commands_of(models: list[Any] | None) -> list[AvailableCommand]:
+    """An ``available_commands_update``'s commands (SDK models) as the library's Structs, at
+    most MAX_COMMANDS, each text cut to MAX_COMMAND_TEXT characters."""
+    commands = []
+    for model in (models or [])[:MAX_COMMANDS]:
+        command_input = getattr(model, "input", None)
+        hint = getattr(getattr(command_input, "root", command_input), "hint", None)
+        commands.append(
+            AvailableCommand(
+                name=model.name[:MAX_COMMAND_TEXT],
+                description=(model.description or "")[:MAX_COMMAND_TEXT],
+                hint=hint[:MAX_COMMAND_TEXT] if isinstance(hint, str) and hint else None,
+            )
+        )
+    return commands
+
+
 def state_event(update: Any) -> Event | None:
-    """The event of a ``current_mode_update``, ``config_option_update``, ``usage_update`` or
-    ``session_info_update`` (one that names the title); else None."""
+    """The event of a ``current_mode_update``, ``config_option_update``, ``usage_update``,
+    ``available_commands_update`` or ``session_info_update`` (one that names the title);
+    else None."""
     kind = getattr(update, "session_update", None)
+    if kind == "available_commands_update":
+        return Event(kind="commands", commands=commands_of(update.available_commands))
     if kind == "current_mode_update":
         return Event(kind="mode", mode=update.current_mode_id)
     if kind == "config_option_update":
@@ -93,7 +121,8 @@ def take_answer(session: Session, response: Any) -> None:
 
 
 def follow(session: Session, event: Event) -> bool:
-    """Keep the session's state as a ``mode``, ``config``, ``usage`` or ``title`` event says it
+    """Keep the session's state as a ``mode``, ``config``, ``usage``, ``title`` or ``commands``
+    event says it
     now is; False (and logged) for a mode the agent never offered, which is not taken: a mode's
     id is shown in titles and statuslines, and an agent's ``%{…}`` there ran as Vimscript."""
     if event.kind == "mode" and event.mode is not None:
@@ -112,6 +141,8 @@ def follow(session: Session, event: Event) -> bool:
         session.usage = event.usage
     elif event.kind == "title":
         session.title = event.text or None
+    elif event.kind == "commands" and event.commands is not None:
+        session.commands = event.commands  # each update replaces the whole list
     return True
 
 

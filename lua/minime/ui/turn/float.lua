@@ -87,6 +87,10 @@ function M.config(t)
   end
   parts[#parts + 1] = where
   local footer = t.running and " i reply · q hide · <C-c> cancel " or " i reply · q hide "
+  local waiting = t.queued and #t.queued or 0
+  if waiting > 0 then -- said here too: a folded tool at the end hides the lines under it
+    footer = (" ⧗ %d queued ·"):format(waiting) .. footer
+  end
   local usage = modes and modes.usage(t.cwd)
   if usage then
     footer = " " .. usage .. " ·" .. footer

@@ -3,7 +3,7 @@
 --- The host calls `require('minime.ui.turn').apply(key, events)` about every 16 ms with the
 --- events of one batch, in order. Their shapes are stated once, as the msgspec Structs of
 --- rplugin/python3/minime/nvim/events.py (tag `kind`: begin, reset, text, thinking, user,
---- tool_call, tool_result, terminal, plan, attached, notice, done); nil and vim.NIL fields are
+--- tool_call, tool_result, terminal, plan, attached, notice, queued, done); nil and vim.NIL fields are
 --- ignored here.
 ---
 --- Speed: apply() costs O(size of the batch). Text goes in with one nvim_buf_set_text at the end
@@ -26,6 +26,7 @@ local document = require("minime.ui.turn.document")
 local float = require("minime.ui.turn.float")
 local folds = require("minime.ui.turn.folds")
 local text = require("minime.ui.turn.text")
+local queued = require("minime.ui.turn.queued")
 local tools = require("minime.ui.turn.tools")
 local window = require("minime.ui.window")
 
@@ -142,6 +143,7 @@ local handlers = {
   end,
   notice = document.notice,
   attached = document.attached,
+  queued = queued.set,
 }
 
 ---@param t minime.turn.Turn
@@ -167,9 +169,12 @@ end
 
 --- Fire the end of a turn: event, notification when hidden, statusline.
 ---@param t minime.turn.Turn
-local function finish(t)
-  local data = t.done
-  t.done = nil
+---@param data? table the turn's end (default: t.done, then cleared)
+local function finish(t, data)
+  if not data then
+    data = t.done
+    t.done = nil
+  end
   buffer.highlight(t, true)
   if visible(t) then
     api.nvim_win_set_config(t.win, float.config(t))
@@ -201,6 +206,7 @@ local function apply(key, events)
   local shown = visible(t)
   local at_end = shown and float.at_end(t)
   local opening, began, restate = fresh, false, false
+  local ended = {} -- the ends of turns a later turn of this batch followed
   vim.bo[t.buf].modifiable = true
   local i, n = 1, #events
   while i <= n do
@@ -221,10 +227,16 @@ local function apply(key, events)
       run(t, document.add_text, kind, table.concat(parts), id)
     elseif handlers[kind] then
       if kind == "begin" then
+        if t.done then -- a queued ask begins in the batch its turn ended in: both ends count
+          ended[#ended + 1] = t.done
+          t.done = nil
+        end
         opening, began, at_end = true, true, true
       elseif kind == "reset" then
         opening = opening and began -- an empty conversation opens nothing by itself
         restate = true
+      elseif kind == "queued" then
+        restate = true -- the footer counts them
       end
       run(t, handlers[kind], ev)
     else
@@ -233,6 +245,7 @@ local function apply(key, events)
     i = i + 1
   end
   vim.bo[t.buf].modifiable = false
+  queued.draw(t) -- under the end, wherever it is now
 
   if opening and not visible(t) then
     M.open(key)
@@ -241,6 +254,9 @@ local function apply(key, events)
   end
   if (began or restate) and shown and visible(t) then
     api.nvim_win_set_config(t.win, float.config(t)) -- the title says "running" (or idle) again
+  end
+  for _, data in ipairs(ended) do
+    finish(t, data)
   end
   if t.done then
     finish(t)
@@ -307,7 +323,8 @@ end
 --- State of a turn, or nil.
 ---@param key string
 ---@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string,
----  stop_reason?: string, state: string, agent?: string, last_start: integer}?
+---  stop_reason?: string, state: string, agent?: string, last_start: integer,
+---  queued: string[]}?
 function M.get(key)
   local t = turns[key]
   if not t then
@@ -324,6 +341,7 @@ function M.get(key)
     state = float.state(t),
     agent = t.agent,
     last_start = conversation.last_start(t),
+    queued = queued.get(t),
   }
 end
 

@@ -102,6 +102,12 @@ class Notice(LuaEvent, tag="notice"):
     text: str
 
 
+class Queued(LuaEvent, tag="queued"):
+    """The asks waiting for the running turn, oldest first (none: the list is gone)."""
+
+    prompts: list[str] = msgspec.field(default_factory=list)
+
+
 class Done(LuaEvent, tag="done"):
     """The end of a turn. ``error`` in plain words; ``session_id`` if begin had none."""
 

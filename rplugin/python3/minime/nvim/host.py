@@ -24,6 +24,7 @@ from ..model import PermissionRequest
 from ..session import Session
 from . import events, ops
 from .agent_pool import AgentPool
+from .ask_queue import AskQueue
 from .bridge import NvimBridge
 from .events import LuaEvent
 from .login import Login
@@ -57,6 +58,8 @@ class Host:
         # and the one start per cwd (session, then its mode) such asks wait for.
         self.starting: StartingAsks[Session] = StartingAsks()
         self._readying: SingleFlight[str, Session] = SingleFlight()
+        # Each cwd's asks waiting for its running turn (or its start) to end: ask_queue.py.
+        self.queue = AskQueue(self.render, self.notify_user, self._keep_text)
         # cwds whose running turn :MiniMeStop ends: their end reads "stopped", not an error.
         self._stopped: set[str] = set()
         # Each cwd's running turn: set when its last event (the end) has been rendered.
@@ -170,10 +173,26 @@ class Host:
 
     async def op_ask(self, ask: ops.Ask) -> None:
         cwd = os.path.realpath(ask.cwd)
+        if ask.queue and (cwd in self.queue or self._occupied(cwd)):
+            self.queue.enqueue(cwd, ask)
+            return
+        next_ask: ops.Ask | None = ask
+        while next_ask is not None:
+            await self._ask(cwd, next_ask)
+            # No await from the turn's end to the next ask's start: nothing runs between.
+            next_ask = self.queue.next(cwd)
+
+    def _occupied(self, cwd: str) -> bool:
+        return self.pool.busy(cwd) or self.starting.get(cwd) is not None
+
+    def _keep_text(self, ask: ops.Ask) -> None:
+        """Typed text is never lost: the next input of this cwd opens with it (a draft)."""
+        self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
+
+    async def _ask(self, cwd: str, ask: ops.Ask) -> None:
         kept = ":MiniMeCancel stops it; your text is kept for the next input"
         if not self._accept(cwd, ask, kept):
-            # Typed text is never lost: the next input of this cwd opens with it.
-            self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
+            self._keep_text(ask)
             return
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
@@ -292,6 +311,8 @@ class Host:
 
     async def op_cancel(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
+        # The queue first: the turn's end would start the next ask.
+        dropped = self.queue.drop_shown(cwd)
         session = self.pool.sessions.get(cwd)
         waiting = self.starting.get(cwd)
         if waiting is not None:
@@ -300,11 +321,17 @@ class Host:
                 self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
         elif session is not None and session.busy:
             await session.cancel()
-        else:
+        elif not dropped:
             self.notify_user(f"minime: no turn running in {cwd}", "info")
+        if dropped:
+            asks = f"{dropped} queued asks" if dropped > 1 else "1 queued ask"
+            self.notify_user(
+                f"minime: cancelled; {asks} dropped (the text is the next input's draft)", "info"
+            )
 
     async def op_reset(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
+        self.queue.drop_shown(cwd)  # asks of the old conversation: their text is the draft
         waiting = self.starting.get(cwd)
         if waiting is not None and waiting.end("cancelled"):  # an ask of the old conversation
             self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
@@ -328,6 +355,8 @@ class Host:
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
     async def op_stop(self, stop: ops.Stop) -> None:
+        for cwd in self.queue.cwds():  # never sent: a stop starts no new agent
+            self.queue.drop_shown(cwd)
         self._stopped.update(cwd for cwd in self.pool.sessions if self.pool.busy(cwd))
         for waiting in self.starting.all():  # asks whose agent still starts: ended now
             if waiting.end("stopped"):

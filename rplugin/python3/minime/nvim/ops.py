@@ -113,6 +113,7 @@ class Ask(AgentOp, kw_only=True):
     context: str | None = None  # the prompt with the selected lines, sent to the agent
     ask_id: int | None = None  # names the selection kept in Lua (editor/asks.lua)
     mentions: list[Mention] = msgspec.field(default_factory=list)
+    queue: bool = True  # setup{ queue }: mid-turn (or mid-start), wait; False: refused
 
 
 class Warm(AgentOp, kw_only=True):

@@ -21,7 +21,7 @@ import msgspec
 from ..errors import Error
 from ..model import Event
 from ..session import Session
-from ..session_state import agent_name
+from ..session_state import STATE_KINDS, agent_name
 from . import ops
 from .bridge import NvimBridge
 from .wire_text import clean_all
@@ -30,7 +30,8 @@ log = logging.getLogger("minime")
 
 
 def state_of(session: Session) -> dict[str, Any]:
-    """What Lua keeps of a session: its agent, mode, modes, config options, usage and title.
+    """What Lua keeps of a session: its agent, mode, modes, config options, usage, title and
+    slash commands.
     Its mode only if the agent offered it (session/new may name any ``currentModeId``)."""
     modes = session.modes
     offered = modes is not None and modes.find(modes.current) is not None
@@ -43,6 +44,7 @@ def state_of(session: Session) -> dict[str, Any]:
         "config": msgspec.to_builtins(session.config_options),
         "usage": session.usage,
         "title": session.title,
+        "commands": msgspec.to_builtins(session.commands),
     }
     return clean_all(_without_none(state), 0)
 
@@ -72,9 +74,9 @@ class SessionModes:
         self._bridge.lua("require('minime.rpc').modes_update(...)", cwd, state)
 
     def follow(self, cwd: str, session: Session, event: Event) -> bool:
-        """A ``mode``, ``config``, ``usage`` or ``title`` event (the session already follows
-        it): shown; True."""
-        if event.kind not in ("mode", "config", "usage", "title"):
+        """A ``mode``, ``config``, ``usage``, ``title`` or ``commands`` event (the session
+        already follows it): shown; True."""
+        if event.kind not in STATE_KINDS:
             return False
         self.publish(cwd, session)
         return True

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..client import Client
 from ..errors import Error
+from ..session_state import STATE_KINDS
 from . import events, ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
@@ -147,7 +148,7 @@ class SessionReopener:
         def replayed(event: Any) -> None:
             if holder and self._modes.follow(cwd, holder[0], event):
                 return
-            if event.kind not in ("mode", "config", "usage", "title"):
+            if event.kind not in STATE_KINDS:
                 render(cwd, to_lua(event))
 
         try:
