@@ -25,7 +25,8 @@ Test-only knobs under ``fake:``
 ``hold_session_new: PATH``      the same for ``session/new``.
 ``stderr_flood_bytes: N``      write N bytes of stderr lines before answering ``initialize``.
 ``usage: false``               no ``usage`` on the prompt's answer.
-``commands_early: true``       the ``available_commands_update`` before the session's answer
+``commands_early: false``      the ``available_commands_update`` after the session's answer (the
+                               demo's way); by default the fake sends it before the answer
                                (as claude-agent-acp may), not after it.
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
 =============================  =================================================================
@@ -136,7 +137,9 @@ class FakeMM(ScriptedMM):
         return await super().new_session(params)
 
     async def advertise_commands(self, session_id: str) -> None:
-        if self.config.fake.get("commands_early"):
+        # Before the answer unless a test asks for after (the demo's way): sent after, it races
+        # the first prompt and lands in the first turn's events, which most tests read whole.
+        if self.config.fake.get("commands_early", True):
             await self.update(session_id, commands_update())
         else:
             await super().advertise_commands(session_id)

@@ -236,8 +236,10 @@ def test_quitting_neovim_leaves_no_process_of_ours(tmp_path: Path, during: str) 
 @pytest.fixture(scope="module")
 def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Editor]:
     tmp_path = tmp_path_factory.mktemp("wire")
-    # idle 0: these tests type fast; prompts that wait for a typist are test_permission_*'s.
-    with editor(tmp_path, permission_rules=ALLOW_CLIENT_TOOLS, permission={"idle": 0}) as ed:
+    # focus "idle", idle 0: the prompt takes the focus at once and these tests type fast; when a
+    # prompt may take the focus, and from where, is test_permission_*'s.
+    permission = {"focus": "idle", "idle": 0}
+    with editor(tmp_path, permission_rules=ALLOW_CLIENT_TOOLS, permission=permission) as ed:
         ed.session_id = ed.turn("hello")[0]["session_id"]  # type: ignore[attr-defined]
         yield ed
 

@@ -205,10 +205,12 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
         sent = [m["method"] for m in claude.wire("in") if "method" in m]
         assert sent[:4] == ["initialize", "session/new", "session/set_mode", "session/prompt"]
         assert claude.wire("in", "session/set_mode")[0]["params"]["modeId"] == "default"
-        # The statusline says so while the turn runs (after its spinner), with the context
-        # window claude's usage_update reports (its cost once it sends one).
+        # The statusline says so while the turn runs (after its spinner and, once claude asks,
+        # the waiting prompt), with the context window claude's usage_update reports (its cost
+        # once it sends one).
         assert re.search(
-            r"minime · mode: Manual( · \d+(k|M)?/\d+(k|M)?( · \$\d+\.\d\d)?)?$",
+            r"minime( · permission asked \(:MiniMePermission\))? · mode: Manual"
+            r"( · \d+(k|M)?/\d+(k|M)?( · \$\d+\.\d\d)?)?$",
             ed.lua("return require('minime.status').statusline()"),
         )
 
@@ -237,7 +239,9 @@ def test_claude_asks_in_the_shipped_mode_then_runs_the_command_it_was_allowed(
             .rstrip()
             .endswith("All done: ran\n\n■ done (end_turn) · tokens: 24 input, 10 output, 34 total")
         )
-        assert ed.turn_errors() == [] and ed.notes() == []
+        assert ed.turn_errors() == []
+        # The prompt, shown without taking the focus from the code window, said so once.
+        assert [n.split(":")[1] for n in ed.notes()] == [" permission asked"]
         assert "mode: Manual" in title(ed)
 
         # Rejected: nothing ran, the model was told, the turn goes on to its end.

@@ -77,6 +77,7 @@ def qwen_editor(tmp_path: Path) -> Iterator[tuple[Editor, ModelServer]]:
     (cwd / "notes.txt").write_text("saved text\n")
     with serving(script(Path(os.path.realpath(cwd)))) as model:
         agent = {
+            "label": "Qwen Code (qwen --acp)",  # as the shipped definition names it
             "cmd": [NODE or "node", str(QWEN_JS), "--acp", "--auth-type", "openai"],
             "env": {
                 "OPENAI_BASE_URL": model.base_url,

@@ -550,6 +550,8 @@ def test_sync_handlers_do_not_block_the_connection(mm: FakeMM) -> None:
         async with mm.agent(yolo(mm), tools=[minime.Tool("t", handle)]) as agent:
             stream = agent.stream("/tool t {}")
             first = await stream.__anext__()  # the tool_call event arrives while it blocks
+            while first.kind == "commands":  # the session's commands (sent after session/new)
+                first = await stream.__anext__()
             assert first.kind == "tool_call"
             release.set()
             events = [first] + [e async for e in stream]

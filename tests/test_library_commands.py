@@ -19,7 +19,7 @@ def names(session: minime.Session) -> list[str]:
 
 def test_commands_sent_after_the_answer_are_kept_with_description_and_hint(mm: FakeMM) -> None:
     async def main() -> None:
-        async with mm.client() as client:
+        async with mm.client(mm.config(fake={"commands_early": False})) as client:
             session = await client.new_session()
             await mm.until(lambda: session.commands, what="the commands")
             assert names(session) == [*SCRIPT, "error"]

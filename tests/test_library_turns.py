@@ -348,9 +348,9 @@ def test_garbage_on_the_wire_is_survived(mm: FakeMM) -> None:
     async def main() -> None:
         async with mm.agent() as agent:
             events = await collect(agent.stream("/garbage"))
-            # Of what /garbage sends, the session's title and usage are ACP updates the library
-            # follows; the rest is survived unseen.
-            assert [e.kind for e in events] == ["title", "usage", "text", "done"]
+            # Of what /garbage sends, the session's title, usage and commands are ACP updates the
+            # library follows; the rest is survived unseen.
+            assert [e.kind for e in events] == ["title", "usage", "commands", "text", "done"]
             assert events[0].text == "A title"
             assert events[1].usage == {"used": 1200, "size": 32000}
             assert (agent.session.title, agent.session.usage) == ("A title", events[1].usage)
