@@ -131,12 +131,11 @@ end
 questions = ask.new({
   kind = "elicitation",
   words = {
+    noun = "question",
     asked = "the agent asks",
     refuse = "decline",
     refused = "declined",
     answer_failed = "the answer could not be sent",
-    show_failed = "a question could not be shown (declined)",
-    move_failed = "a question could not be moved",
   },
   render = function(q)
     q.pick, q.other = form.one_key(q.req)

@@ -70,12 +70,11 @@ prompts = ask.new({
   kind = "permission",
   placed = true,
   words = {
+    noun = "permission prompt",
     asked = "permission asked",
     refuse = "reject",
     refused = "rejected",
     answer_failed = "permission answer failed",
-    show_failed = "a permission prompt could not be shown (rejected)",
-    move_failed = "a permission prompt could not be moved",
   },
   render = function(p)
     local lines, marks, first, has_diff = view.render(p.req)

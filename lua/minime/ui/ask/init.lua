@@ -36,12 +36,11 @@ local M = {}
 ---@field done? boolean
 
 ---@class minime.ask.Words
+---@field noun string what one ask is ("permission prompt", "question")
 ---@field asked string the notice's head when it may not take focus ("permission asked")
 ---@field refuse string what q/<Esc> do ("reject", "decline")
----@field refused string what the countdown's end did ("rejected")
----@field answer_failed string
----@field show_failed string
----@field move_failed string
+---@field refused string what a refusal did ("rejected", "declined")
+---@field answer_failed string the error when on_answer fails
 
 ---@class minime.ask.Spec
 ---@field kind string b:minime of its buffer, the name of its autocmd groups
@@ -215,7 +214,7 @@ function Asker:show(p, answering)
     end)
   end
   draw.follow_cursor(self, p, function(err)
-    self:record(spec.words.move_failed, err)
+    self:record(("a %s could not be moved"):format(spec.words.noun), err)
   end)
   statusline()
   -- Closed some other way (:q, <C-w>c): a refusal; closed by leaving its tab page: shown
@@ -256,7 +255,8 @@ function Asker:show_next(answering)
     local ok, err = pcall(self.show, self, p, answering)
     if not ok then
       -- An ask that cannot be shown must still be answered, or the agent waits forever.
-      self:record(self.spec.words.show_failed, err)
+      local words = self.spec.words
+      self:record(("a %s could not be shown (%s)"):format(words.noun, words.refused), err)
       self:refuse(p)
     end
     p = self.queue:show_next()
