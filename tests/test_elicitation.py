@@ -219,6 +219,39 @@ def test_a_question_never_takes_keys_from_typing_and_minimepermission_reaches_it
         ed.wait_done()
         got = answers(ed)
         text = ed.nvim.current.buffer[:]
-    assert "Which database should the service use?" in note
+    # One notice, as a permission prompt's: the question cut to fit the screen, then how to
+    # reach it.
+    assert note.startswith("minime: the agent asks: Which database"), note
+    assert note.endswith(" — :MiniMePermission to answer"), note
     assert got == [{"result": {"action": "accept", "content": {"question_0": "Postgres"}}}]
     assert text == ["12"]
+
+
+def test_a_question_follows_the_user_to_the_tab_page_entered_and_is_answered_there(
+    tmp_path: Path,
+) -> None:
+    # Floats live only in the tab page the user is in (a float left in another page crashes
+    # Neovim 0.11.4, ui/window.lua): leaving the page closes the question's float, which shows
+    # again in the page entered, still waiting for its answer.
+    with asking_editor(tmp_path) as ed:
+        ask(ed, CLAUDE_FORM)
+        first = question_win(ed)
+        ed.nvim.command("tabnew")
+        here = ed.nvim.current.tabpage.handle
+
+        def shown_here() -> int | None:
+            w = ed.lua("return require('minime.ui.elicitation').win()")
+            if w in (None, first):
+                return None
+            return w if ed.lua("return vim.api.nvim_win_get_tabpage(...)", w) == here else None
+
+        win = wait_for(shown_here, 10, message="the question's float in the tab page entered")
+        lines = ed.float_lines(win)
+        ed.nvim.command("MiniMePermission")
+        ed.press(win, "2")
+        ed.wait_done()
+        got = answers(ed)
+        valid = ed.lua("return vim.api.nvim_win_is_valid(...)", first)
+    assert "  2  SQLite" in lines
+    assert not valid, "the float was left in the other tab page"
+    assert got == [{"result": {"action": "accept", "content": {"question_0": "SQLite"}}}]

@@ -21,8 +21,8 @@ end
 
 --- " · permission asked (:MiniMePermission)" while prompts wait (how many, when several).
 local function asking()
-  local queue = package.loaded["minime.ui.permission_queue"]
-  local n = queue and #queue.ids() or 0
+  local permission = package.loaded["minime.ui.permission"]
+  local n = permission and #permission.pending() or 0
   if n == 0 then
     return ""
   end
