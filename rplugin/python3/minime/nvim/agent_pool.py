@@ -1,6 +1,6 @@
-"""The agents the host runs and their sessions: one client per agent (argv, env, discovery),
-shared by every cwd that asks it; one session per cwd. Each is started once, however many asks
-arrive while it starts (single_flight.py).
+"""The agents the host runs: one client per agent (argv, env, discovery), shared by every cwd
+that asks it, started once however many asks arrive while it starts (single_flight.py); each
+cwd's session is its Workspace's (workspace.py), opened here.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from . import agentfile, ops
 from .agent_env import agent_env
 from .bridge import NvimBridge
 from .single_flight import SingleFlight
+from .workspace import Workspaces
 
 log = logging.getLogger("minime")
 
@@ -35,6 +36,7 @@ class AgentPool:
     def __init__(
         self,
         bridge: NvimBridge,
+        workspaces: Workspaces,
         tool_source: Callable[[str], Any],
         on_permission: Callable[[PermissionRequest], Awaitable[permissions.Decision]],
         on_stderr: Callable[[str], None],
@@ -46,8 +48,8 @@ class AgentPool:
         self._on_permission = on_permission
         self._on_stderr = on_stderr
         self.clients: dict[ClientKey, Client] = {}
-        self.sessions: dict[str, Session] = {}
-        self._opening: SingleFlight[str, Session] = SingleFlight()
+        self._workspaces = workspaces
+        # "This agent has started": one start per client key.
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
         self._told_disabled: set[str] = set()
         # Questions from the agent (elicitation/create): the host's, set after it is built.
@@ -63,49 +65,37 @@ class AgentPool:
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
-    def busy(self, cwd: str) -> bool:
-        session = self.sessions.get(cwd)
-        return session is not None and session.busy
-
     def agent_of(self, session_id: str) -> tuple[str, str]:
         """(definition name, label) of the agent that runs session ``session_id`` ("" unknown):
         what a permission float's words for the agent's options go by."""
-        for session in self.sessions.values():
-            if session.session_id == session_id:
-                return self._named.get(session.client, ("", ""))
-        return ("", "")
+        found = self._workspaces.of_session(session_id)
+        if found is None or found.session is None:
+            return ("", "")
+        return self._named.get(found.session.client, ("", ""))
 
     def cwd_of(self, session_id: str) -> str:
-        for cwd, session in self.sessions.items():
-            if session.session_id == session_id:
-                return cwd
-        return ""
+        found = self._workspaces.of_session(session_id)
+        return found.cwd if found is not None else ""
 
-    async def session_for(
+    async def open_session(
         self, cwd: str, payload: ops.AgentOp, on_start: Callable[[], None] | None = None
     ) -> Session:
-        """``cwd``'s session, opened if need be; ``on_start`` is called only when an agent
-        process is really being started for it (a new session on a running agent is not)."""
-        session = self.sessions.get(cwd)
-        if session is not None and session.client.alive:
-            return session
-
-        async def open_session() -> Session:
-            client = await self.client_for(payload, on_start)
-            dirs = self.additional_directories()
-            self._claimed[id(client)] += 1
-            try:
-                session = await client.new_session(cwd, additional_directories=dirs)
-            finally:
-                self._claimed[id(client)] -= 1
-                if self._claimed[id(client)] <= 0:
-                    del self._claimed[id(client)]
-            self.sessions[cwd] = session
-            log.info("session %s for %s", session.session_id, cwd)
-            self._end_unused()
-            return session
-
-        return await self._opening.run(cwd, open_session)
+        """A new session for ``cwd``, now its own; ``on_start`` is called only when an agent
+        process is really being started for it (a new session on a running agent is not).
+        Its caller runs it once per cwd at a time (Workspace.ready)."""
+        client = await self.client_for(payload, on_start)
+        dirs = self.additional_directories()
+        self._claimed[id(client)] += 1
+        try:
+            session = await client.new_session(cwd, additional_directories=dirs)
+        finally:
+            self._claimed[id(client)] -= 1
+            if self._claimed[id(client)] <= 0:
+                del self._claimed[id(client)]
+        self._workspaces[cwd].session = session
+        log.info("session %s for %s", session.session_id, cwd)
+        self._end_unused()
+        return session
 
     def adopt(self, cwd: str, session: Session, current: Session | None) -> None:
         """``session`` (reopened) is now ``cwd``'s; ``current``, the one it had when the
@@ -115,7 +105,7 @@ class AgentPool:
             session.session_id,
         ):
             current.client.forget(current)
-        self.sessions[cwd] = session
+        self._workspaces[cwd].session = session
 
     # -- clients keyed on (argv, env, discovery) -----------------------------------------
 
@@ -228,7 +218,7 @@ class AgentPool:
         """End the agents no session uses any more: a cwd reset after setup() changed the
         agent opens its session on the new one, and the old one would run on, idle, until
         Neovim quits (one more process at each such reset)."""
-        used = {id(s.client) for s in self.sessions.values()}
+        used = {id(w.session.client) for w in self._workspaces.with_sessions() if w.session}
         used |= set(self._claimed)
         for key, client in list(self.clients.items()):
             if id(client) in used:
@@ -245,18 +235,18 @@ class AgentPool:
         for key, known in list(self.clients.items()):
             if known is client:
                 del self.clients[key]
-        for cwd, session in list(self.sessions.items()):
-            if session.client is client:
-                del self.sessions[cwd]
+        for found in self._workspaces.with_sessions():
+            if found.session is not None and found.session.client is client:
+                found.session = None
 
     async def close_all(self) -> None:
         """Every agent ends, those still starting too (their processes are ended before this
         returns; who waited for them gets ``StartCancelled``)."""
-        await self._opening.cancel_all()
         await self._starting.cancel_all()
         clients = [*self.clients.values(), *self._ending.values()]
         self.clients.clear()
-        self.sessions.clear()
+        for found in self._workspaces.with_sessions():
+            found.session = None
         for client in clients:
             await client.close(grace=2.0)  # idempotent: one being ended is waited for
 

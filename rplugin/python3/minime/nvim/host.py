@@ -2,7 +2,7 @@
 
 Lua sends notifications (``dispatch``) on pynvim's thread; each is handed to the ACP loop at
 once. The parts: bridge.py (the only way back into Neovim), agent_pool.py (agents and their
-sessions, keyed on cwd), starting_asks.py (asks waiting for their agent to start),
+sessions), workspace.py (each cwd's session, waiting ask and stop state),
 session_reopen.py (:MiniMeSessions), lua_tools.py (editor tools),
 prompts.py (permissions), render.py (the turn float's batches).
 """
@@ -37,10 +37,9 @@ from .render import Renderer, to_lua
 from .ring_log import LOG_LINES, RingLog
 from .session_modes import SessionModes
 from .session_reopen import SessionReopener
-from .single_flight import SingleFlight
-from .starting_asks import StartingAsks
 from .terminal_view import TerminalView
 from .wire_text import clean
+from .workspace import Workspace, Workspaces
 
 log = logging.getLogger("minime")
 
@@ -54,23 +53,14 @@ class Host:
         self.bridge = NvimBridge(nvim)
         self.loop_thread = LoopThread()
         self.setup = ops.Setup()
-        # Each cwd's ask still waiting for its agent or session to start (starting_asks.py),
-        # and the one start per cwd (session, then its mode) such asks wait for.
-        self.starting: StartingAsks[Session] = StartingAsks()
-        self._readying: SingleFlight[str, Session] = SingleFlight()
+        # Each cwd's session, waiting ask, stop state and tool filter (workspace.py).
+        self.workspaces = Workspaces()
         # Each cwd's asks waiting for its running turn (or its start) to end: ask_queue.py.
         self.queue = AskQueue(self.render, self.notify_user, self._keep_text)
-        # cwds whose running turn :MiniMeStop ends: their end reads "stopped", not an error.
-        self._stopped: set[str] = set()
-        # Each cwd's running turn: set when its last event (the end) has been rendered.
-        self._turn_ended: dict[str, asyncio.Event] = {}
-        # The tool context of a cwd's last accepted ask (for which tools to offer); set only by
-        # an ask that starts a turn, so that one refused mid-turn changes nothing.
-        self.tool_ctx: dict[str, dict[str, Any]] = {}
         self.tools = LuaTools(
             self.bridge.lua_call,
             lambda: self.setup,
-            self.tool_ctx,
+            self.workspaces,
             began=self._tool_began,
             ended=self._tool_ended,
         )
@@ -85,6 +75,7 @@ class Host:
         )
         self.pool = AgentPool(
             self.bridge,
+            self.workspaces,
             self.tools.source,
             self.ask_permission,
             self.stderr_lines.append,
@@ -95,7 +86,7 @@ class Host:
         self.pool.additional_directories = lambda: self.setup.additional_directories
         self.questions = Questions(self.bridge.lua, self._flush, self.loop_thread.call_soon)
         self.pool.on_elicitation = self.ask_question
-        self.modes = SessionModes(self.bridge, self.pool.sessions.get)
+        self.modes = SessionModes(self.bridge, self.workspaces)
         self.login = Login(self.pool, self.bridge)
         self.reopener = SessionReopener(
             self.pool,
@@ -105,8 +96,9 @@ class Host:
             self._accept,
             self._take_tool_ctx,
             self.modes,
+            self.workspaces,
         )
-        self.terminal_view = TerminalView(self.pool.sessions.get, self.bridge)
+        self.terminal_view = TerminalView(self.workspaces.session, self.bridge)
         self.renderer: Renderer | None = None
         handler = RingLog(self.log_lines)
         logging.getLogger(log_to).addHandler(handler)
@@ -172,24 +164,22 @@ class Host:
         }
 
     async def op_ask(self, ask: ops.Ask) -> None:
-        cwd = os.path.realpath(ask.cwd)
-        if ask.queue and (cwd in self.queue or self._occupied(cwd)):
-            self.queue.enqueue(cwd, ask)
+        place = self.workspaces[os.path.realpath(ask.cwd)]
+        if ask.queue and (place.cwd in self.queue or place.occupied):
+            self.queue.enqueue(place.cwd, ask)
             return
         next_ask: ops.Ask | None = ask
         while next_ask is not None:
-            await self._ask(cwd, next_ask)
+            await self._ask(place, next_ask)
             # No await from the turn's end to the next ask's start: nothing runs between.
-            next_ask = self.queue.next(cwd)
-
-    def _occupied(self, cwd: str) -> bool:
-        return self.pool.busy(cwd) or self.starting.get(cwd) is not None
+            next_ask = self.queue.next(place.cwd)
 
     def _keep_text(self, ask: ops.Ask) -> None:
         """Typed text is never lost: the next input of this cwd opens with it (a draft)."""
         self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
 
-    async def _ask(self, cwd: str, ask: ops.Ask) -> None:
+    async def _ask(self, place: Workspace, ask: ops.Ask) -> None:
+        cwd = place.cwd
         kept = ":MiniMeCancel stops it; your text is kept for the next input"
         if not self._accept(cwd, ask, kept):
             self._keep_text(ask)
@@ -199,12 +189,12 @@ class Host:
             self.bridge.lua("require('minime.rpc').ask_accepted(...)", cwd, ask.ask_id)
         label = clean(ask.label or ask.agent or "")
         self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
-        self._stopped.discard(cwd)
-        waiting = self.starting.begin(cwd)
-        if self._readying.running(cwd):  # a start a cancelled ask left running: this one waits
+        place.stopped = False
+        waiting = place.begin_waiting()
+        if place.ready.running():  # a start a cancelled ask left running: this one waits
             self.render(cwd, events.Notice("starting the agent…"))
         try:
-            ready = self._readying.run(cwd, lambda: self._open(cwd, ask))
+            ready = place.ready.run(lambda: self._open(place, ask))
             session = await waiting.wait(ready)
         except AuthRequired as exc:
             self._fail(cwd, f"{exc} — :MiniMeLogin logs in, then ask again")
@@ -213,7 +203,7 @@ class Host:
             self._fail(cwd, str(exc))
             return
         finally:
-            self.starting.finish(waiting)
+            place.finish_waiting(waiting)
         if session is None:  # cancelled or stopped while it started: already said
             return
         text = ask.context or ask.prompt
@@ -226,23 +216,24 @@ class Host:
                 self.render(cwd, events.Attached(names=[clean(n) for n in built.shown]))
             prompt = built.blocks
         # No await from here to the turn: the session is busy before another ask can look.
-        await self._run_turn(session, cwd, prompt)
+        await self._run_turn(session, place, prompt)
 
     async def op_warm(self, warm: ops.Warm) -> None:
         """Start ``cwd``'s agent and session while the user types the first ask there: silent.
         A failure is only logged; the ask that follows starts again and says what went wrong."""
-        cwd = os.path.realpath(warm.cwd)
-        if cwd in self.pool.sessions or self._readying.running(cwd):
+        place = self.workspaces[os.path.realpath(warm.cwd)]
+        if place.session is not None or place.ready.running():
             return
-        if cwd not in self.tool_ctx:  # the tools a request-discovery agent lists at session/new
-            self._take_tool_ctx(cwd, warm)
+        if place.disabled_tools is None:  # the tools a request-discovery agent lists at first
+            self._take_tool_ctx(place.cwd, warm)
         try:
-            await self._readying.run(cwd, lambda: self._open(cwd, warm, announce=False))
+            await place.ready.run(lambda: self._open(place, warm, announce=False))
         except Exception as exc:  # said by the ask, never by the warm-up
-            log.info("warm-up for %s: %s", cwd, exc)
+            log.info("warm-up for %s: %s", place.cwd, exc)
 
-    async def _open(self, cwd: str, ask: ops.AgentOp, announce: bool = True) -> Session:
-        """``cwd``'s session, started if need be, in its mode: ready for a first prompt."""
+    async def _open(self, place: Workspace, ask: ops.AgentOp, announce: bool = True) -> Session:
+        """The cwd's session, started if need be, in its mode: ready for a first prompt."""
+        cwd = place.cwd
 
         def notice() -> None:
             self.render(cwd, events.Notice("starting the agent…"))
@@ -250,17 +241,20 @@ class Host:
         try:
             # Said only when an agent process starts: not for a new session on a running one
             # (after :MiniMeReset), which is quick and silent; nor for a warm-up.
-            session = await self.pool.session_for(cwd, ask, notice if announce else None)
+            session = place.live_session() or await self.pool.open_session(
+                cwd, ask, notice if announce else None
+            )
         except Error as exc:
             log.warning("no session for %s: %s", cwd, exc)  # said by the ask still waiting
             raise
-        await self.modes.opened(cwd, session, ask.mode)  # before its first prompt
+        await self.modes.opened(place, session, ask.mode)  # before its first prompt
         return session
 
     async def _run_turn(
-        self, session: Session, cwd: str, prompt: str | list[dict[str, Any]]
+        self, session: Session, place: Workspace, prompt: str | list[dict[str, Any]]
     ) -> None:
-        ended = self._turn_ended[cwd] = asyncio.Event()
+        cwd = place.cwd
+        ended = place.turn_ended = asyncio.Event()
         try:
             async for event in session.stream(prompt):
                 if self.modes.follow(cwd, session, event):
@@ -276,12 +270,13 @@ class Host:
                 self.pool.drop(session.client)
         finally:
             ended.set()
-            if self._turn_ended.get(cwd) is ended:
-                del self._turn_ended[cwd]
+            if place.turn_ended is ended:
+                place.turn_ended = None
 
     def _fail(self, cwd: str, message: str, session_id: str = "") -> None:
-        if cwd in self._stopped:  # :MiniMeStop ended it: a stop, not an error
-            self._stopped.discard(cwd)
+        place = self.workspaces[cwd]
+        if place.stopped:  # :MiniMeStop ended it: a stop, not an error
+            place.stopped = False
             self.render(cwd, events.Done(stop_reason="stopped", cwd=cwd, session_id=session_id))
             return
         done = events.Done(
@@ -292,10 +287,11 @@ class Host:
     def _accept(self, cwd: str, payload: ops.AgentOp, advice: str) -> bool:
         """Refuse (and say so) while a turn runs in ``cwd``, or an ask there still waits for
         its agent to start; else take the ask's tool context."""
-        if self.pool.busy(cwd):
+        place = self.workspaces[cwd]
+        if place.busy:
             self.notify_user(f"minime: a turn is already running in {cwd} — {advice}", "warn")
             return False
-        if self.starting.get(cwd) is not None:
+        if place.waiting is not None:
             self.notify_user(
                 f"minime: the agent is still starting for an ask in {cwd} — "
                 "wait for it, or :MiniMeCancel drops that ask",
@@ -307,14 +303,15 @@ class Host:
 
     def _take_tool_ctx(self, cwd: str, payload: ops.AgentOp) -> None:
         if payload.tool_ctx is not None:
-            self.tool_ctx[cwd] = payload.tool_ctx
+            disabled = payload.tool_ctx.get("disabled") or ()
+            self.workspaces[cwd].disabled_tools = frozenset(disabled)
 
     async def op_cancel(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
         # The queue first: the turn's end would start the next ask.
         dropped = self.queue.drop_shown(cwd)
-        session = self.pool.sessions.get(cwd)
-        waiting = self.starting.get(cwd)
+        place = self.workspaces[cwd]
+        session, waiting = place.session, place.waiting
         if waiting is not None:
             # The ask is dropped now; its agent goes on starting, for the next ask.
             if waiting.end("cancelled"):
@@ -332,12 +329,13 @@ class Host:
     async def op_reset(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
         self.queue.drop_shown(cwd)  # asks of the old conversation: their text is the draft
-        waiting = self.starting.get(cwd)
+        place = self.workspaces[cwd]
+        waiting = place.waiting
         if waiting is not None and waiting.end("cancelled"):  # an ask of the old conversation
             self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
             self._flush()  # its end reaches Lua (MiniMeTurnDone) before the reset
-        ended = self._turn_ended.get(cwd)
-        current = self.pool.sessions.get(cwd)
+        ended = place.turn_ended
+        current = place.session
         if current is not None and current.busy:
             # The old turn ends in the old conversation (its "■ cancelled" line and title):
             # the session stays the cwd's until then, so an ask meanwhile is refused. The
@@ -346,7 +344,7 @@ class Host:
             if ended is not None:
                 await ended.wait()
         self._flush()
-        session = self.pool.sessions.pop(cwd, None)
+        session, place.session = place.session, None
         if session is not None:
             session.client.forget(session)
             self.modes.publish(cwd, None)
@@ -357,13 +355,18 @@ class Host:
     async def op_stop(self, stop: ops.Stop) -> None:
         for cwd in self.queue.cwds():  # never sent: a stop starts no new agent
             self.queue.drop_shown(cwd)
-        self._stopped.update(cwd for cwd in self.pool.sessions if self.pool.busy(cwd))
-        for waiting in self.starting.all():  # asks whose agent still starts: ended now
-            if waiting.end("stopped"):
-                self.render(waiting.cwd, events.Done(stop_reason="stopped", cwd=waiting.cwd))
-        await self._readying.cancel_all()  # no mode is set on a session being closed
-        for cwd in list(self.pool.sessions):
-            self.modes.publish(cwd, None)
+        places = list(self.workspaces)
+        for place in places:
+            if place.busy:
+                place.stopped = True
+            # An ask whose agent still starts: ended now.
+            if place.waiting is not None and place.waiting.end("stopped"):
+                self.render(place.cwd, events.Done(stop_reason="stopped", cwd=place.cwd))
+        # No mode is set on a session being closed.
+        await asyncio.gather(*(place.ready.cancel() for place in places))
+        for place in places:
+            if place.session is not None:
+                self.modes.publish(place.cwd, None)
         await self.pool.close_all()
         if not stop.quiet:
             self.notify_user("minime: agent stopped", "info")

@@ -16,6 +16,7 @@ import msgspec
 
 from . import ops
 from .editor_tools import editor_tools
+from .workspace import Workspaces
 
 # A tool that answers later (bounded at 10 s in Lua for a file read) gets this long before the
 # call fails; only a bug in a tool would need it.
@@ -27,21 +28,21 @@ FS_CALL = "return require('minime.rpc').fs(...)"
 
 class LuaTools:
     """``lua_call`` runs Lua on pynvim's thread and awaits it; ``setup`` gives what Lua sent
-    with setup (the tools' declarations); ``tool_ctx`` maps a cwd to its last accepted ask's
-    tool context (which tools). ``began`` / ``ended`` are told of each call (on the ACP loop):
+    with setup (the tools' declarations); ``workspaces`` gives each cwd's tool filter (its last
+    accepted ask's). ``began`` / ``ended`` are told of each call (on the ACP loop):
     the conversation's drawing waits while one is in flight (render.py)."""
 
     def __init__(
         self,
         lua_call: Callable[..., Awaitable[Any]],
         setup: Callable[[], ops.Setup],
-        tool_ctx: dict[str, dict[str, Any]],
+        workspaces: Workspaces,
         began: Callable[[], None] = lambda: None,
         ended: Callable[[], None] = lambda: None,
     ) -> None:
         self._lua_call = lua_call
         self._setup = setup
-        self._tool_ctx = tool_ctx
+        self._workspaces = workspaces
         self._began, self._ended = began, ended
         self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
@@ -51,8 +52,7 @@ class LuaTools:
         list, each call's cwd taken from its request)."""
 
         def enabled(_session_id: str, cwd: str | None) -> Any:
-            key = os.path.realpath(cwd) if cwd else ""
-            disabled = set((self._tool_ctx.get(key) or {}).get("disabled") or ())
+            disabled = self._workspaces[os.path.realpath(cwd)].disabled_tools if cwd else None
             if not disabled:
                 return None
             setup = self._setup()

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -25,6 +23,7 @@ from ..session_state import STATE_KINDS, agent_name
 from . import ops
 from .bridge import NvimBridge
 from .wire_text import clean_all
+from .workspace import Workspace, Workspaces
 
 log = logging.getLogger("minime")
 
@@ -59,12 +58,11 @@ def _without_none(value: Any) -> Any:
 
 
 class SessionModes:
-    """``sessions(cwd)`` is the session open in ``cwd``, or None."""
+    """``workspaces`` holds the session open in each cwd."""
 
-    def __init__(self, bridge: NvimBridge, sessions: Callable[[str], Session | None]) -> None:
+    def __init__(self, bridge: NvimBridge, workspaces: Workspaces) -> None:
         self._bridge = bridge
-        self._sessions = sessions
-        self._opened: weakref.WeakSet[Session] = weakref.WeakSet()
+        self._workspaces = workspaces
         self._warned: set[tuple[str, str]] = set()
 
     # -- what Lua shows ---------------------------------------------------------------------
@@ -83,12 +81,13 @@ class SessionModes:
 
     # -- a session opens ---------------------------------------------------------------------
 
-    async def opened(self, cwd: str, session: Session, wanted: str | None) -> None:
+    async def opened(self, place: Workspace, session: Session, wanted: str | None) -> None:
         """Once per session: set the wanted mode if the agent offers it (else warn, once per
         agent and mode), show the state, and follow the agent's changes between turns."""
-        if session in self._opened:
+        if place.moded is session:
             return
-        self._opened.add(session)
+        place.moded = session
+        cwd = place.cwd
         if session.on_update is None:
             session.on_update = lambda event: self._between_turns(cwd, session, event)
         if wanted:
@@ -133,7 +132,7 @@ class SessionModes:
     # -- :MiniMeMode and :MiniMeConfig ---------------------------------------------------------
 
     def _session(self, cwd: str, command: str) -> Session | None:
-        session = self._sessions(cwd)
+        session = self._workspaces.session(cwd)
         if session is None or not session.client.alive:
             self._bridge.notify(
                 f"minime: no session in {cwd} yet: :MiniMeAsk starts one, then {command}", "warn"

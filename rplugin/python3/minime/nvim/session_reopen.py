@@ -18,6 +18,7 @@ from .bridge import NvimBridge
 from .render import to_lua
 from .session_modes import SessionModes
 from .wire_text import clean
+from .workspace import Workspaces
 
 log = logging.getLogger("minime")
 
@@ -36,7 +37,9 @@ class SessionReopener:
         accept: Callable[[str, ops.AgentOp, str], bool],
         take_tool_ctx: Callable[[str, ops.AgentOp], None],
         modes: SessionModes,
+        workspaces: Workspaces,
     ) -> None:
+        self._workspaces = workspaces
         self._pool = pool
         self._bridge = bridge
         self._render = render
@@ -48,7 +51,7 @@ class SessionReopener:
     async def list(self, payload: ops.Sessions) -> None:
         """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
         cwd = os.path.realpath(payload.cwd)
-        if not self._pool.busy(cwd):  # a running turn keeps the context it was asked with
+        if not self._workspaces.busy(cwd):  # a running turn keeps the context it was asked with
             self._take_tool_ctx(cwd, payload)
         client = await self._pool.client_for(payload)
         name = agent_name(client, payload.label)
@@ -113,9 +116,9 @@ class SessionReopener:
                 raise
             self._bridge.notify(f"minime: {name} did not {payload.action} {title}: {exc}", "error")
             return
-        current = self._pool.sessions.get(cwd)
-        if current is not None and current.session_id == payload.session_id:
-            del self._pool.sessions[cwd]
+        place = self._workspaces[cwd]
+        if place.session is not None and place.session.session_id == payload.session_id:
+            place.session = None
             self._modes.publish(cwd, None)
         done = "closed" if payload.action == "close" else "deleted"
         self._bridge.notify(f"minime: session {title} {done} ({name})", "info")
@@ -127,7 +130,7 @@ class SessionReopener:
         title = payload.title or session_id
         if not self._accept(cwd, payload, ":MiniMeCancel it before loading"):
             return
-        current = self._pool.sessions.get(cwd)
+        current = self._workspaces.session(cwd)
         client = await self._pool.client_for(payload)
         how = _reopen_method(client.agent_capabilities)
         if how is None:
@@ -161,7 +164,7 @@ class SessionReopener:
             return
         self._pool.adopt(cwd, session, current)
         holder.append(session)
-        await self._modes.opened(cwd, session, payload.mode)
+        await self._modes.opened(self._workspaces[cwd], session, payload.mode)
         log.info("session %s reopened (session/%s) for %s", session_id, how, cwd)
         note = "the agent does not replay history on resume; " if how == "resume" else ""
         render(cwd, events.Notice(f"{note}the next ask here continues it"))
