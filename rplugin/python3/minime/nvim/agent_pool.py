@@ -9,13 +9,14 @@ import asyncio
 import collections
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import msgspec
 
 from .. import permissions
 from ..client import Client, connect
+from ..elicitations import ElicitationAnswer, ElicitationRequest
 from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
@@ -30,32 +31,28 @@ log = logging.getLogger("minime")
 ClientKey = tuple[Any, ...]
 
 
-class AgentPool:
-    """``tool_source(discovery)`` gives the library its tool source for a new client."""
+class AgentHooks(Protocol):
+    """What a new client gets from the host: the editor's tools and file system, who answers
+    the agent's permission requests and questions, where its stderr goes, the setup's
+    additional directories for each new session."""
 
-    def __init__(
-        self,
-        bridge: NvimBridge,
-        workspaces: Workspaces,
-        tool_source: Callable[[str], Any],
-        on_permission: Callable[[PermissionRequest], Awaitable[permissions.Decision]],
-        on_stderr: Callable[[str], None],
-        file_system: Callable[[], Any] | None = None,
-    ) -> None:
+    def tool_source(self, discovery: str) -> Any: ...
+    def file_system(self) -> Any: ...
+    async def ask_permission(self, request: PermissionRequest) -> permissions.Decision: ...
+    async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer: ...
+    def agent_stderr(self, line: str) -> None: ...
+    def additional_directories(self) -> list[str]: ...
+
+
+class AgentPool:
+    def __init__(self, bridge: NvimBridge, workspaces: Workspaces, hooks: AgentHooks) -> None:
         self._bridge = bridge
-        self._file_system = file_system or (lambda: None)
-        self._tool_source = tool_source
-        self._on_permission = on_permission
-        self._on_stderr = on_stderr
+        self._hooks = hooks
         self.clients: dict[ClientKey, Client] = {}
         self._workspaces = workspaces
         # "This agent has started": one start per client key.
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
         self._told_disabled: set[str] = set()
-        # Questions from the agent (elicitation/create): the host's, set after it is built.
-        self.on_elicitation: Callable[[Any], Awaitable[Any]] | None = None
-        # The setup's additional_directories for each new session: the host's, set likewise.
-        self.additional_directories: Callable[[], list[str]] = list
         # Clients a session is being opened on (id -> how many): in use, though no session yet.
         self._claimed: collections.Counter[int] = collections.Counter()
         # Agents being ended because no session uses them (_end_unused): still ours to kill.
@@ -84,7 +81,7 @@ class AgentPool:
         process is really being started for it (a new session on a running agent is not).
         Its caller runs it once per cwd at a time (Workspace.ready)."""
         client = await self.client_for(payload, on_start)
-        dirs = self.additional_directories()
+        dirs = self._hooks.additional_directories()
         self._claimed[id(client)] += 1
         try:
             session = await client.new_session(cwd, additional_directories=dirs)
@@ -186,16 +183,16 @@ class AgentPool:
             # Over MCP each session's tools are asked for its cwd (as with discovery request).
             tools=()
             if via == "none"
-            else self._tool_source("request" if via == "mcp" else discovery),
+            else self._hooks.tool_source("request" if via == "mcp" else discovery),
             tools_via="mcp" if via == "mcp" else "client",
             mcp_servers=payload.mcp_servers,
-            fs=self._file_system(),
+            fs=self._hooks.file_system(),
             discovery=discovery if via == "client" else "meta",
-            on_permission=self._on_permission,
-            on_elicitation=self.on_elicitation,
+            on_permission=self._hooks.ask_permission,
+            on_elicitation=self._hooks.ask_question,
             terminal_auth=True,  # :MiniMeLogin runs them in a terminal (login.py)
             terminal=True,  # the agent's commands, shown live (minime/terminals.py)
-            on_stderr=self._on_stderr,
+            on_stderr=self._hooks.agent_stderr,
             cwd=os.path.realpath(payload.cwd),
             ready_timeout=_seconds(payload.ready_timeout, 60.0),
             cancel_timeout=_seconds(payload.cancel_timeout, 30.0),

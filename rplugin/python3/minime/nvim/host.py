@@ -1,10 +1,11 @@
 """The Neovim adapter: Lua's operations dispatched to the ACP loop, turns rendered in Lua.
 
-Lua sends notifications (``dispatch``) on pynvim's thread; each is handed to the ACP loop at
-once. The parts: bridge.py (the only way back into Neovim), agent_pool.py (agents and their
-sessions), workspace.py (each cwd's session, waiting ask and stop state),
-session_reopen.py (:MiniMeSessions), lua_tools.py (editor tools),
-prompts.py (permissions), render.py (the turn float's batches).
+Lua sends notifications (``dispatch``) on pynvim's thread; ops.OPS says where each goes, most to
+the ACP loop at once. The parts, each handed what it uses once: bridge.py (the only way back
+into Neovim), workspace.py (each cwd's session, waiting ask and stop state), agent_pool.py (the
+agents; the host is its AgentHooks), conversation.py (the turn floats), editor_tools.py (the
+editor tools), prompts.py and questions.py (permissions and the agent's questions),
+session_modes.py, session_reopen.py, ask_queue.py.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import operator
 import os
 from typing import Any
-
-import msgspec
 
 from .. import permissions
 from ..elicitations import ElicitationAnswer, ElicitationRequest
@@ -26,14 +26,14 @@ from . import events, ops
 from .agent_pool import AgentPool
 from .ask_queue import AskQueue
 from .bridge import NvimBridge
-from .events import LuaEvent
+from .conversation import Conversation
+from .editor_tools import LuaTools
 from .login import Login
 from .loop_thread import LoopThread
-from .lua_tools import LuaTools
 from .mentions import prompt_blocks
 from .prompts import Prompts
 from .questions import Questions
-from .render import Renderer, to_lua
+from .render import to_lua
 from .ring_log import LOG_LINES, RingLog
 from .session_modes import SessionModes
 from .session_reopen import SessionReopener
@@ -50,70 +50,31 @@ class Host:
         shared python3 host; the root logger (``""``) in our own process, so the ACP SDK's
         records (it logs to the root) show too."""
         self.nvim = nvim
-        self.bridge = NvimBridge(nvim)
+        self.bridge = bridge = NvimBridge(nvim)
         self.loop_thread = LoopThread()
-        self.setup = ops.Setup()
-        # Each cwd's session, waiting ask, stop state and tool filter (workspace.py).
-        self.workspaces = Workspaces()
+        self.settings = settings = ops.Settings()
+        self.workspaces = workspaces = Workspaces()
+        self.conversation = conversation = Conversation(bridge)
         # Each cwd's asks waiting for its running turn (or its start) to end: ask_queue.py.
-        self.queue = AskQueue(self.render, self.notify_user, self._keep_text)
-        self.tools = LuaTools(
-            self.bridge.lua_call,
-            lambda: self.setup,
-            self.workspaces,
-            began=self._tool_began,
-            ended=self._tool_ended,
-        )
+        self.queue = AskQueue(conversation, bridge)
+        self.tools = LuaTools(bridge, settings, workspaces, conversation)
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
-        self.prompts = Prompts(
-            self.bridge.lua,
-            self._prompt_options,
-            self._flush,
-            self.loop_thread.call_soon,
-            self._notice,
-        )
-        self.pool = AgentPool(
-            self.bridge,
-            self.workspaces,
-            self.tools.source,
-            self.ask_permission,
-            self.stderr_lines.append,
-            file_system=lambda: (
-                self.tools.file_system(self.pool.cwd_of, self._flush) if self.setup.fs else None
-            ),
-        )
-        self.pool.additional_directories = lambda: self.setup.additional_directories
-        self.questions = Questions(self.bridge.lua, self._flush, self.loop_thread.call_soon)
-        self.pool.on_elicitation = self.ask_question
-        self.modes = SessionModes(self.bridge, self.workspaces)
-        self.login = Login(self.pool, self.bridge)
-        self.reopener = SessionReopener(
-            self.pool,
-            self.bridge,
-            self.render,
-            self._fail,
-            self._accept,
-            self._take_tool_ctx,
-            self.modes,
-            self.workspaces,
-        )
-        self.terminal_view = TerminalView(self.workspaces.session, self.bridge)
-        self.renderer: Renderer | None = None
+        call_soon = self.loop_thread.call_soon
+        self.prompts = Prompts(bridge, conversation, settings, call_soon)
+        self.questions = Questions(bridge, conversation, call_soon)
+        self.pool = AgentPool(bridge, workspaces, self)
+        self.modes = SessionModes(bridge, workspaces)
+        self.login = Login(self.pool, bridge)
+        self.reopener = SessionReopener(self.pool, bridge, conversation, workspaces, self.modes)
+        self.terminal_view = TerminalView(workspaces, bridge)
         handler = RingLog(self.log_lines)
         logging.getLogger(log_to).addHandler(handler)
         logging.getLogger(log_to).setLevel(logging.INFO)
-        self.loop_thread.call_soon(self._make_renderer)
+        self.loop_thread.call_soon(conversation.start)
 
-    def _make_renderer(self) -> None:
-        self.renderer = Renderer(self._send_batch)
-
-    def _send_batch(self, key: str, batch: list[LuaEvent]) -> None:
-        self.bridge.lua("require('minime.rpc').apply(...)", key, msgspec.to_builtins(batch))
-
-    def render(self, key: str, item: LuaEvent) -> None:
-        assert self.renderer is not None
-        self.renderer.push(key, item)
+    def render(self, cwd: str, item: events.LuaEvent) -> None:
+        self.conversation.render(cwd, item)
 
     def notify_user(self, message: str, level: str = "error") -> None:
         self.bridge.notify(message, level)
@@ -121,23 +82,19 @@ class Host:
     # -- notifications from Lua (on pynvim's thread) --------------------------------
 
     def dispatch(self, op: str, payload: Any) -> None:
-        """One notification from Lua: its payload decoded once (ops.py), then handled."""
+        """One notification from Lua: its payload decoded once, then handed to its handler
+        (ops.OPS), on the ACP loop unless it answers a request waiting there."""
         try:
             message = ops.decode(op, payload)
         except ops.Malformed as exc:
             log.warning("a malformed %s request from Lua: %s", op, exc)
             self.notify_user(f"minime: a malformed {op} request from Lua was ignored: {exc}")
             return
-        if isinstance(message, ops.PermissionAnswer):
-            self.prompts.answer(message)
-        elif isinstance(message, ops.ElicitationReply):
-            self.questions.answer(message)
-        elif isinstance(message, ops.ToolResult):
-            self.tools.answer(message)
-        elif isinstance(message, ops.Log):
-            self.show_log()
+        route = ops.OPS[op]
+        handler = operator.attrgetter(route.handler)(self)
+        if route.now:
+            handler(message)
         else:
-            handler = getattr(self, f"op_{op}")
             self.loop_thread.submit(self._guard(op, handler(message)))
 
     async def _guard(self, op: str, coro: Any) -> None:
@@ -147,21 +104,14 @@ class Host:
             log.exception("%s failed", op)
             self.notify_user(f"minime: {op} failed: {exc}")
 
-    def show_log(self) -> None:
+    def show_log(self, _: ops.Log | None = None) -> None:
         lines = ["# minime log", *self.log_lines, "", "# agent stderr", *self.stderr_lines]
         self.nvim.exec_lua("require('minime.rpc').show_log(...)", [clean(x) for x in lines])
 
     # -- operations (on the ACP loop) --------------------------------------------------
 
     async def op_setup(self, setup: ops.Setup) -> None:
-        self.setup = setup
-
-    def _prompt_options(self) -> dict[str, Any]:
-        """What prompts.py reads of the options."""
-        return {
-            "permission_rules": self.setup.permission_rules,
-            "permission_timeout": self.setup.permission_timeout,
-        }
+        self.settings.setup = setup
 
     async def op_ask(self, ask: ops.Ask) -> None:
         place = self.workspaces[os.path.realpath(ask.cwd)]
@@ -174,19 +124,17 @@ class Host:
             # No await from the turn's end to the next ask's start: nothing runs between.
             next_ask = self.queue.next(place.cwd)
 
-    def _keep_text(self, ask: ops.Ask) -> None:
-        """Typed text is never lost: the next input of this cwd opens with it (a draft)."""
-        self.bridge.lua("require('minime.rpc').ask_refused(...)", ask.cwd, ask.prompt)
-
     async def _ask(self, place: Workspace, ask: ops.Ask) -> None:
         cwd = place.cwd
-        kept = ":MiniMeCancel stops it; your text is kept for the next input"
-        if not self._accept(cwd, ask, kept):
-            self._keep_text(ask)
+        refusal = place.refusal(":MiniMeCancel stops it; your text is kept for the next input")
+        if refusal is not None:
+            self.notify_user(refusal, "warn")
+            self.conversation.keep_text(ask)
             return
+        place.take_tools(ask)
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
-            self.bridge.lua("require('minime.rpc').ask_accepted(...)", cwd, ask.ask_id)
+            self.bridge.rpc("ask_accepted", cwd, ask.ask_id)
         label = clean(ask.label or ask.agent or "")
         self.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
         place.stopped = False
@@ -197,10 +145,10 @@ class Host:
             ready = place.ready.run(lambda: self._open(place, ask))
             session = await waiting.wait(ready)
         except AuthRequired as exc:
-            self._fail(cwd, f"{exc} — :MiniMeLogin logs in, then ask again")
+            self.conversation.fail(place, f"{exc} — :MiniMeLogin logs in, then ask again")
             return
         except Error as exc:
-            self._fail(cwd, str(exc))
+            self.conversation.fail(place, str(exc))
             return
         finally:
             place.finish_waiting(waiting)
@@ -225,7 +173,7 @@ class Host:
         if place.session is not None or place.ready.running():
             return
         if place.disabled_tools is None:  # the tools a request-discovery agent lists at first
-            self._take_tool_ctx(place.cwd, warm)
+            place.take_tools(warm)
         try:
             await place.ready.run(lambda: self._open(place, warm, announce=False))
         except Exception as exc:  # said by the ask, never by the warm-up
@@ -265,46 +213,13 @@ class Host:
                     item.cwd = cwd
                 self.render(cwd, item)
         except Error as exc:
-            self._fail(cwd, str(exc), session.session_id)
+            self.conversation.fail(place, str(exc), session.session_id)
             if not session.client.alive:
                 self.pool.drop(session.client)
         finally:
             ended.set()
             if place.turn_ended is ended:
                 place.turn_ended = None
-
-    def _fail(self, cwd: str, message: str, session_id: str = "") -> None:
-        place = self.workspaces[cwd]
-        if place.stopped:  # :MiniMeStop ended it: a stop, not an error
-            place.stopped = False
-            self.render(cwd, events.Done(stop_reason="stopped", cwd=cwd, session_id=session_id))
-            return
-        done = events.Done(
-            stop_reason="error", error=clean(message), cwd=cwd, session_id=session_id
-        )
-        self.render(cwd, done)
-
-    def _accept(self, cwd: str, payload: ops.AgentOp, advice: str) -> bool:
-        """Refuse (and say so) while a turn runs in ``cwd``, or an ask there still waits for
-        its agent to start; else take the ask's tool context."""
-        place = self.workspaces[cwd]
-        if place.busy:
-            self.notify_user(f"minime: a turn is already running in {cwd} — {advice}", "warn")
-            return False
-        if place.waiting is not None:
-            self.notify_user(
-                f"minime: the agent is still starting for an ask in {cwd} — "
-                "wait for it, or :MiniMeCancel drops that ask",
-                "warn",
-            )
-            return False
-        self._take_tool_ctx(cwd, payload)
-        return True
-
-    def _take_tool_ctx(self, cwd: str, payload: ops.AgentOp) -> None:
-        if payload.tool_ctx is not None:
-            disabled = payload.tool_ctx.get("disabled") or ()
-            self.workspaces[cwd].disabled_tools = frozenset(disabled)
 
     async def op_cancel(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
@@ -333,7 +248,7 @@ class Host:
         waiting = place.waiting
         if waiting is not None and waiting.end("cancelled"):  # an ask of the old conversation
             self.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
-            self._flush()  # its end reaches Lua (MiniMeTurnDone) before the reset
+            self.conversation.flush()  # its end reaches Lua (MiniMeTurnDone) before the reset
         ended = place.turn_ended
         current = place.session
         if current is not None and current.busy:
@@ -343,13 +258,13 @@ class Host:
             await current.cancel()
             if ended is not None:
                 await ended.wait()
-        self._flush()
+        self.conversation.flush()
         session, place.session = place.session, None
         if session is not None:
             session.client.forget(session)
             self.modes.publish(cwd, None)
         self.render(cwd, events.Reset())
-        self._flush()  # the float is empty when the message says so
+        self.conversation.flush()  # the float is empty when the message says so
         self.notify_user(f"minime: new conversation for {cwd}", "info")
 
     async def op_stop(self, stop: ops.Stop) -> None:
@@ -371,51 +286,26 @@ class Host:
         if not stop.quiet:
             self.notify_user("minime: agent stopped", "info")
 
-    async def op_sessions(self, payload: ops.Sessions) -> None:
-        await self.reopener.list(payload)
+    # -- what each new agent gets (agent_pool.AgentHooks) ----------------------------------
 
-    async def op_load_session(self, payload: ops.LoadSession) -> None:
-        await self.reopener.load(payload)
+    def tool_source(self, discovery: str) -> Any:
+        return self.tools.source(discovery)
 
-    async def op_manage_session(self, payload: ops.ManageSession) -> None:
-        await self.reopener.manage(payload)
-
-    async def op_login(self, payload: ops.Login) -> None:
-        await self.login.run(payload)
-
-    async def op_mode(self, payload: ops.SetMode) -> None:
-        await self.modes.set_mode(payload)
-
-    async def op_config(self, payload: ops.SetConfig) -> None:
-        await self.modes.set_config(payload)
-
-    async def op_terminal(self, payload: ops.ShowTerminal) -> None:
-        await self.terminal_view.show(payload)
-
-    # -- permissions ----------------------------------------------------------------------
-
-    async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer:
-        return await self.questions.ask(request, self.pool.cwd_of(request.session_id))
+    def file_system(self) -> Any:
+        return self.tools.file_system()
 
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
         cwd = self.pool.cwd_of(request.session_id)
         return await self.prompts.ask(request, cwd, self.pool.agent_of(request.session_id))
 
-    def _notice(self, cwd: str, text: str) -> None:
-        if cwd:
-            self.render(cwd, events.Notice(clean(text)))
+    async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await self.questions.ask(request, self.pool.cwd_of(request.session_id))
 
-    def _tool_began(self) -> None:
-        if self.renderer is not None:
-            self.renderer.tool_began()
+    def agent_stderr(self, line: str) -> None:
+        self.stderr_lines.append(line)
 
-    def _tool_ended(self) -> None:
-        if self.renderer is not None:
-            self.renderer.tool_ended()
-
-    def _flush(self) -> None:
-        if self.renderer is not None:
-            self.renderer.flush()
+    def additional_directories(self) -> list[str]:
+        return self.settings.setup.additional_directories
 
     # -- shutdown ----------------------------------------------------------------------------
 

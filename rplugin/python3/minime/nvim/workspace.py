@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 
 from ..errors import Error
 from ..session import Session
+from . import ops
 from .single_flight import Once
 
 V = TypeVar("V")
@@ -89,6 +90,23 @@ class Workspace:
     def occupied(self) -> bool:
         """A turn runs, or an ask waits for its agent to start: a new ask would wait."""
         return self.busy or self.waiting is not None
+
+    def refusal(self, advice: str) -> str | None:
+        """Why an ask (or a reopening) cannot start here now, in words for the user; None if
+        it can."""
+        if self.busy:
+            return f"minime: a turn is already running in {self.cwd} — {advice}"
+        if self.waiting is not None:
+            return (
+                f"minime: the agent is still starting for an ask in {self.cwd} — "
+                "wait for it, or :MiniMeCancel drops that ask"
+            )
+        return None
+
+    def take_tools(self, payload: ops.AgentOp) -> None:
+        """The tool filter of an ask that starts a turn (or of a first warm-up)."""
+        if payload.disabled_tools is not None:
+            self.disabled_tools = frozenset(payload.disabled_tools)
 
     def live_session(self) -> Session | None:
         """The session, unless its agent died."""
