@@ -96,3 +96,32 @@ def test_every_operation_has_a_handler_on_the_host() -> None:
     finally:
         host.shutdown()
         logging.getLogger("minime").handlers[:] = handlers
+
+
+RECORD = """
+local host = require('minime.host')
+_G.sent = {}
+local send = host.notify
+host.notify = function(op, payload)
+  table.insert(_G.sent, { op = op, keys = vim.tbl_keys(payload), payload = payload })
+  return send(op, payload)
+end
+"""
+
+
+def test_what_crosses_is_what_the_host_reads(tmp_path: Path) -> None:
+    """State stays where it is born: an ask carries the tools turned off (the one field of
+    the tools' context the host reads), not the whole context; setup carries no permission
+    timeout (the float's, read in Lua)."""
+    opts = {"mm": DEMO_MM, "config": agent_file(tmp_path, trace=False),
+            "disabled_tools": ["hover"], "permission": {"timeout": 7}}  # fmt: skip
+    with editor_with(tmp_path, opts) as editor:
+        editor.lua(RECORD)
+        editor.lua("require('minime.host').send_setup()")
+        editor.ask("hello")
+        assert editor.wait_done()["stop_reason"] == "end_turn"
+        sent = {s["op"]: s for s in editor.lua("return _G.sent")}
+    assert "permission_timeout" not in sent["setup"]["keys"]
+    ask = sent["ask"]
+    assert "tool_ctx" not in ask["keys"] and "demo" not in ask["keys"], sorted(ask["keys"])
+    assert ask["payload"]["disabled_tools"] == ["hover"]
