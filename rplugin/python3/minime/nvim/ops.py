@@ -214,11 +214,11 @@ class Route(NamedTuple):
 
 OPS: dict[str, Route] = {
     "setup": Route(Setup, "op_setup"),
-    "ask": Route(Ask, "op_ask"),
-    "warm": Route(Warm, "op_warm"),
-    "cancel": Route(CwdOp, "op_cancel"),
-    "reset": Route(CwdOp, "op_reset"),
-    "stop": Route(Stop, "op_stop"),
+    "ask": Route(Ask, "turns.ask"),
+    "warm": Route(Warm, "turns.warm"),
+    "cancel": Route(CwdOp, "turns.cancel"),
+    "reset": Route(CwdOp, "turns.reset"),
+    "stop": Route(Stop, "turns.stop"),
     "log": Route(Log, "show_log", now=True),
     "sessions": Route(Sessions, "reopener.list"),
     "load_session": Route(LoadSession, "reopener.load"),
