@@ -22,17 +22,17 @@ def editor(tmp_path: Path) -> Iterator[Editor]:
 
 
 def test_decode_reads_what_lua_sends() -> None:
-    # An empty Lua table crosses msgpack as an array: {} for stop, agent_env and tool_ctx.
+    # An empty Lua table crosses msgpack as an array: {} for stop and agent_env.
     assert ops.decode("stop", []) == ops.Stop()
-    ask = ops.decode("ask", {"cwd": "/p", "prompt": "hi", "agent_env": [], "tool_ctx": [],
+    ask = ops.decode("ask", {"cwd": "/p", "prompt": "hi", "agent_env": [], "disabled_tools": [],
                              "ask_id": 3, "ready_timeout": 5, "agent_cmd": ["mm"]})  # fmt: skip
     assert isinstance(ask, ops.Ask)
-    assert (ask.cwd, ask.prompt, ask.agent_env, ask.tool_ctx) == ("/p", "hi", {}, {})
+    assert (ask.cwd, ask.prompt, ask.agent_env, ask.disabled_tools) == ("/p", "hi", {}, [])
     assert (ask.ask_id, ask.ready_timeout, ask.agent_cmd) == (3, 5.0, ["mm"])
     answer = ops.decode("permission_answer", {"id": 2, "option_id": None})
     assert answer == ops.PermissionAnswer(id=2, option_id=None, remember=False)
     setup = ops.decode("setup", {"builtin_tools": [{"name": "x", "input_schema": "{}"}],
-                                 "user_tools": [], "permission_timeout": None})  # fmt: skip
+                                 "user_tools": []})  # fmt: skip
     assert isinstance(setup, ops.Setup) and setup.builtin_tools == [
         ops.ToolDecl(name="x", input_schema="{}")
     ]
@@ -78,3 +78,50 @@ def test_a_malformed_request_is_said_plainly_and_the_host_goes_on(editor: Editor
     wait_for(lambda: editor.lua("return vim.b.minime") == "log", 10)
     log = "\n".join(editor.nvim.current.buffer[:])
     assert "a malformed ask request from Lua: Expected `str`, got `int` - at `$.cwd`" in log
+
+
+def test_every_operation_has_a_handler_on_the_host() -> None:
+    """ops.OPS is the one dispatch table: each handler it names resolves on a real Host (a
+    typo would only show when a user ran that command)."""
+    import logging
+    import operator
+
+    from minime.nvim.host import Host
+
+    handlers = list(logging.getLogger("minime").handlers)
+    host = Host(nvim=None)
+    try:
+        for op, route in ops.OPS.items():
+            assert callable(operator.attrgetter(route.handler)(host)), op
+    finally:
+        host.shutdown()
+        logging.getLogger("minime").handlers[:] = handlers
+
+
+RECORD = """
+local host = require('minime.host')
+_G.sent = {}
+local send = host.notify
+host.notify = function(op, payload)
+  table.insert(_G.sent, { op = op, keys = vim.tbl_keys(payload), payload = payload })
+  return send(op, payload)
+end
+"""
+
+
+def test_what_crosses_is_what_the_host_reads(tmp_path: Path) -> None:
+    """State stays where it is born: an ask carries the tools turned off (the one field of
+    the tools' context the host reads), not the whole context; setup carries no permission
+    timeout (the float's, read in Lua)."""
+    opts = {"mm": DEMO_MM, "config": agent_file(tmp_path, trace=False),
+            "disabled_tools": ["hover"], "permission": {"timeout": 7}}  # fmt: skip
+    with editor_with(tmp_path, opts) as editor:
+        editor.lua(RECORD)
+        editor.lua("require('minime.host').send_setup()")
+        editor.ask("hello")
+        assert editor.wait_done()["stop_reason"] == "end_turn"
+        sent = {s["op"]: s for s in editor.lua("return _G.sent")}
+    assert "permission_timeout" not in sent["setup"]["keys"]
+    ask = sent["ask"]
+    assert "tool_ctx" not in ask["keys"] and "demo" not in ask["keys"], sorted(ask["keys"])
+    assert ask["payload"]["disabled_tools"] == ["hover"]

@@ -53,20 +53,21 @@ local function agent_payload(cwd)
     editor_tools = agent.editor_tools,
     mcp_servers = agent.mcp_servers,
     mode = agent.mode,
-    demo = agent.demo,
-  }
+  },
+    agent
 end
 
 M.agent_payload = agent_payload
 
---- The agent and the editor tools' context for a host operation in `cwd`.
+--- The agent and the tools turned off for a host operation in `cwd` (the rest of the tools'
+--- context stays here: tools/init.lua reads it at each call). Second: the resolved agent.
 local function host_payload(cwd)
-  local payload = agent_payload(cwd)
+  local payload, agent = agent_payload(cwd)
   payload.cwd = cwd
-  payload.tool_ctx = config.tool_ctx(cwd)
+  payload.disabled_tools = config.disabled_tools(cwd)
   payload.ready_timeout = config.options.ready_timeout
   payload.cancel_timeout = config.options.cancel_timeout
-  return payload
+  return payload, agent
 end
 
 M.host_payload = host_payload
@@ -129,16 +130,16 @@ function M.ask(text, range, cwd)
     return
   end
   local ok, err = pcall(function()
-    local payload = host_payload(cwd)
+    local payload, agent = host_payload(cwd)
     local context, selection = with_context(text, range, cwd)
     payload.prompt = text
     payload.context = context
     -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
     payload.ask_id = require("minime.editor.asks").new(selection, cwd)
     payload.queue = config.options.queue ~= false
-    if payload.demo and not demo_said then
+    if agent.demo and not demo_said then
       demo_said = true -- once per Neovim session: the float's title names the agent anyway
-      require("minime.ui.say").say("minime: " .. payload.demo.notice, vim.log.levels.INFO)
+      require("minime.ui.say").say("minime: " .. agent.demo.notice, vim.log.levels.INFO)
     end
     -- `@path` mentions are read (off the main loop) before the ask goes: at once when none.
     local mention_ctx = { deny = config.options.deny, max_bytes = config.options.mention_max_bytes }

@@ -127,20 +127,34 @@ function M.root()
   return vim.fn.fnamemodify(source, ":p:h:h:h")
 end
 
---- The editor tools' context for `cwd` (sent with each ask).
+--- The tools the user turned off in `cwd` (the host leaves them out of what it offers).
 ---@param cwd string
-function M.tool_ctx(cwd)
-  local o = M.options
-  local disabled = o.disabled_tools
+---@return string[]
+function M.disabled_tools(cwd)
+  local disabled = M.options.disabled_tools
   if type(disabled) == "function" then
     disabled = disabled(cwd)
   end
+  local names = {}
+  for _, name in ipairs(type(disabled) == "table" and disabled or {}) do
+    if type(name) == "string" then
+      names[#names + 1] = name
+    end
+  end
+  return names
+end
+
+--- The editor tools' context for `cwd` (read at each call, never sent to the host).
+---@param cwd string
+function M.tool_ctx(cwd)
+  local o = M.options
+  local disabled = M.disabled_tools(cwd)
   return {
     deny = o.deny,
     max_lines = o.max_lines,
     max_bytes = o.max_bytes,
     max_line_bytes = o.max_line_bytes,
-    disabled = disabled or {},
+    disabled = disabled,
     -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
     json = true,
   }

@@ -151,7 +151,6 @@ function M.send_setup()
   M.notify("setup", {
     builtin_tools = require("minime.tools").builtin_specs(),
     permission_rules = o.permission_rules,
-    permission_timeout = o.permission and o.permission.timeout or vim.NIL,
     user_tools = tools,
     fs = o.fs ~= false,
     additional_directories = vim.tbl_map(function(dir)

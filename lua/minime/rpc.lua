@@ -76,15 +76,21 @@ local function turn_state()
 end
 
 --- Show a permission request (see :h minime-permission); the answer goes back to the host.
----@param req table
+--- The float's timeout is the option's, read here: it never crosses to the host and back.
+---@param req table events.PermissionPrompt (rplugin/python3/minime/nvim/events.py)
 function M.permission(req)
   -- What the request would write is recorded first (the review's baseline).
   pcall(require("minime.review.baseline").name_diffs, req.cwd, req.content)
+  local permission = require("minime.config").options.permission
+  req.timeout = type(permission) == "table" and permission.timeout or nil
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
-    to_host(
-      "permission_answer",
-      { id = req.id, option_id = option_id, remember = remember, reason = reason }
-    )
+    to_host("permission_answer", {
+      id = req.id,
+      option_id = option_id,
+      remember = remember,
+      reason = reason,
+      waited = reason == "timeout" and tonumber(req.timeout) or nil,
+    })
     turn_state()
   end)
   turn_state()
@@ -99,7 +105,7 @@ function M.permission_close(id)
 end
 
 --- A question from the agent (elicitation/create): its float; the answer goes to the host.
----@param req table {id, cwd, session_id, message, fields}
+---@param req table events.Question (rplugin/python3/minime/nvim/events.py)
 function M.elicitation(req)
   require("minime.ui.elicitation").open(req, function(action, content)
     to_host("elicitation_answer", { id = req.id, action = action, content = content })
@@ -113,7 +119,7 @@ end
 
 --- :MiniMeLogin without a method: pick one of the agent's (vim.ui.select), then log in.
 ---@param cwd string
----@param methods {id: string, name: string, description?: string, type?: string}[]
+---@param methods table[] events.LoginMethod each (rplugin/python3/minime/nvim/events.py)
 function M.pick_login(cwd, methods)
   vim.ui.select(methods, {
     prompt = "Log in with:",
@@ -166,22 +172,23 @@ end
 
 --- A session's modes and config options changed (nil: its session is gone).
 ---@param cwd string
----@param state? table { agent, mode, modes, config }
+---@param state? table events.ModesState (rplugin/python3/minime/nvim/events.py)
 function M.modes_update(cwd, state)
   return require("minime.modes").update(cwd, state)
 end
 
 --- :MiniMeTerminal: a client terminal's output, opened in a buffer (see minime.ui.terminal).
 ---@param cwd string
----@param shown {terminal_id: string, output: string, status: string?, ids: string[]}
+---@param shown table events.TerminalOutput (rplugin/python3/minime/nvim/events.py)
 function M.show_terminal(cwd, shown)
   require("minime.ui.terminal").show(cwd, shown)
 end
 
 --- Offer the sessions the host found (vim.ui.select); the chosen one is reopened in `cwd`.
 ---@param cwd string
----@param items {session_id: string, title: string, updated_at: string}[]
+---@param items table[] events.SessionItem each (rplugin/python3/minime/nvim/events.py)
 ---@param how "load"|"resume"
+---@param manage? table events.SessionActions
 function M.pick_session(cwd, items, how, manage)
   manage = type(manage) == "table" and manage or {}
   local function title_of(item)

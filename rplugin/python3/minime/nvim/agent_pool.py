@@ -1,6 +1,6 @@
-"""The agents the host runs and their sessions: one client per agent (argv, env, discovery),
-shared by every cwd that asks it; one session per cwd. Each is started once, however many asks
-arrive while it starts (single_flight.py).
+"""The agents the host runs: one client per agent (argv, env, discovery), shared by every cwd
+that asks it, started once however many asks arrive while it starts (single_flight.py); each
+cwd's session is its Workspace's (workspace.py), opened here.
 """
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ import asyncio
 import collections
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import msgspec
 
 from .. import permissions
 from ..client import Client, connect
+from ..elicitations import ElicitationAnswer, ElicitationRequest
 from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
@@ -23,37 +24,35 @@ from . import agentfile, ops
 from .agent_env import agent_env
 from .bridge import NvimBridge
 from .single_flight import SingleFlight
+from .workspace import Workspaces
 
 log = logging.getLogger("minime")
 
 ClientKey = tuple[Any, ...]
 
 
-class AgentPool:
-    """``tool_source(discovery)`` gives the library its tool source for a new client."""
+class AgentHooks(Protocol):
+    """What a new client gets from the host: the editor's tools and file system, who answers
+    the agent's permission requests and questions, where its stderr goes, the setup's
+    additional directories for each new session."""
 
-    def __init__(
-        self,
-        bridge: NvimBridge,
-        tool_source: Callable[[str], Any],
-        on_permission: Callable[[PermissionRequest], Awaitable[permissions.Decision]],
-        on_stderr: Callable[[str], None],
-        file_system: Callable[[], Any] | None = None,
-    ) -> None:
+    def tool_source(self, discovery: str) -> Any: ...
+    def file_system(self) -> Any: ...
+    async def ask_permission(self, request: PermissionRequest) -> permissions.Decision: ...
+    async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer: ...
+    def agent_stderr(self, line: str) -> None: ...
+    def additional_directories(self) -> list[str]: ...
+
+
+class AgentPool:
+    def __init__(self, bridge: NvimBridge, workspaces: Workspaces, hooks: AgentHooks) -> None:
         self._bridge = bridge
-        self._file_system = file_system or (lambda: None)
-        self._tool_source = tool_source
-        self._on_permission = on_permission
-        self._on_stderr = on_stderr
+        self._hooks = hooks
         self.clients: dict[ClientKey, Client] = {}
-        self.sessions: dict[str, Session] = {}
-        self._opening: SingleFlight[str, Session] = SingleFlight()
+        self._workspaces = workspaces
+        # "This agent has started": one start per client key.
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
         self._told_disabled: set[str] = set()
-        # Questions from the agent (elicitation/create): the host's, set after it is built.
-        self.on_elicitation: Callable[[Any], Awaitable[Any]] | None = None
-        # The setup's additional_directories for each new session: the host's, set likewise.
-        self.additional_directories: Callable[[], list[str]] = list
         # Clients a session is being opened on (id -> how many): in use, though no session yet.
         self._claimed: collections.Counter[int] = collections.Counter()
         # Agents being ended because no session uses them (_end_unused): still ours to kill.
@@ -63,49 +62,37 @@ class AgentPool:
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
-    def busy(self, cwd: str) -> bool:
-        session = self.sessions.get(cwd)
-        return session is not None and session.busy
-
     def agent_of(self, session_id: str) -> tuple[str, str]:
         """(definition name, label) of the agent that runs session ``session_id`` ("" unknown):
         what a permission float's words for the agent's options go by."""
-        for session in self.sessions.values():
-            if session.session_id == session_id:
-                return self._named.get(session.client, ("", ""))
-        return ("", "")
+        found = self._workspaces.of_session(session_id)
+        if found is None or found.session is None:
+            return ("", "")
+        return self._named.get(found.session.client, ("", ""))
 
     def cwd_of(self, session_id: str) -> str:
-        for cwd, session in self.sessions.items():
-            if session.session_id == session_id:
-                return cwd
-        return ""
+        found = self._workspaces.of_session(session_id)
+        return found.cwd if found is not None else ""
 
-    async def session_for(
+    async def open_session(
         self, cwd: str, payload: ops.AgentOp, on_start: Callable[[], None] | None = None
     ) -> Session:
-        """``cwd``'s session, opened if need be; ``on_start`` is called only when an agent
-        process is really being started for it (a new session on a running agent is not)."""
-        session = self.sessions.get(cwd)
-        if session is not None and session.client.alive:
-            return session
-
-        async def open_session() -> Session:
-            client = await self.client_for(payload, on_start)
-            dirs = self.additional_directories()
-            self._claimed[id(client)] += 1
-            try:
-                session = await client.new_session(cwd, additional_directories=dirs)
-            finally:
-                self._claimed[id(client)] -= 1
-                if self._claimed[id(client)] <= 0:
-                    del self._claimed[id(client)]
-            self.sessions[cwd] = session
-            log.info("session %s for %s", session.session_id, cwd)
-            self._end_unused()
-            return session
-
-        return await self._opening.run(cwd, open_session)
+        """A new session for ``cwd``, now its own; ``on_start`` is called only when an agent
+        process is really being started for it (a new session on a running agent is not).
+        Its caller runs it once per cwd at a time (Workspace.ready)."""
+        client = await self.client_for(payload, on_start)
+        dirs = self._hooks.additional_directories()
+        self._claimed[id(client)] += 1
+        try:
+            session = await client.new_session(cwd, additional_directories=dirs)
+        finally:
+            self._claimed[id(client)] -= 1
+            if self._claimed[id(client)] <= 0:
+                del self._claimed[id(client)]
+        self._workspaces[cwd].session = session
+        log.info("session %s for %s", session.session_id, cwd)
+        self._end_unused()
+        return session
 
     def adopt(self, cwd: str, session: Session, current: Session | None) -> None:
         """``session`` (reopened) is now ``cwd``'s; ``current``, the one it had when the
@@ -115,7 +102,7 @@ class AgentPool:
             session.session_id,
         ):
             current.client.forget(current)
-        self.sessions[cwd] = session
+        self._workspaces[cwd].session = session
 
     # -- clients keyed on (argv, env, discovery) -----------------------------------------
 
@@ -196,16 +183,16 @@ class AgentPool:
             # Over MCP each session's tools are asked for its cwd (as with discovery request).
             tools=()
             if via == "none"
-            else self._tool_source("request" if via == "mcp" else discovery),
+            else self._hooks.tool_source("request" if via == "mcp" else discovery),
             tools_via="mcp" if via == "mcp" else "client",
             mcp_servers=payload.mcp_servers,
-            fs=self._file_system(),
+            fs=self._hooks.file_system(),
             discovery=discovery if via == "client" else "meta",
-            on_permission=self._on_permission,
-            on_elicitation=self.on_elicitation,
+            on_permission=self._hooks.ask_permission,
+            on_elicitation=self._hooks.ask_question,
             terminal_auth=True,  # :MiniMeLogin runs them in a terminal (login.py)
             terminal=True,  # the agent's commands, shown live (minime/terminals.py)
-            on_stderr=self._on_stderr,
+            on_stderr=self._hooks.agent_stderr,
             cwd=os.path.realpath(payload.cwd),
             ready_timeout=_seconds(payload.ready_timeout, 60.0),
             cancel_timeout=_seconds(payload.cancel_timeout, 30.0),
@@ -228,7 +215,7 @@ class AgentPool:
         """End the agents no session uses any more: a cwd reset after setup() changed the
         agent opens its session on the new one, and the old one would run on, idle, until
         Neovim quits (one more process at each such reset)."""
-        used = {id(s.client) for s in self.sessions.values()}
+        used = {id(w.session.client) for w in self._workspaces.with_sessions() if w.session}
         used |= set(self._claimed)
         for key, client in list(self.clients.items()):
             if id(client) in used:
@@ -245,18 +232,18 @@ class AgentPool:
         for key, known in list(self.clients.items()):
             if known is client:
                 del self.clients[key]
-        for cwd, session in list(self.sessions.items()):
-            if session.client is client:
-                del self.sessions[cwd]
+        for found in self._workspaces.with_sessions():
+            if found.session is not None and found.session.client is client:
+                found.session = None
 
     async def close_all(self) -> None:
         """Every agent ends, those still starting too (their processes are ended before this
         returns; who waited for them gets ``StartCancelled``)."""
-        await self._opening.cancel_all()
         await self._starting.cancel_all()
         clients = [*self.clients.values(), *self._ending.values()]
         self.clients.clear()
-        self.sessions.clear()
+        for found in self._workspaces.with_sessions():
+            found.session = None
         for client in clients:
             await client.close(grace=2.0)  # idempotent: one being ended is waited for
 

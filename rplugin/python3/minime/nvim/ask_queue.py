@@ -9,10 +9,10 @@ turn it starts sees what the user had when they asked, never the running turn's.
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable
 
 from . import events, ops
-from .events import LuaEvent
+from .bridge import NvimBridge
+from .conversation import Conversation
 from .wire_text import clean_all
 
 # Asks one cwd may keep waiting; one more is refused (its text becomes the draft).
@@ -21,19 +21,14 @@ MAX_QUEUED = 20
 
 class AskQueue:
     """The waiting asks of each cwd, oldest first, and what the user sees of them: the turn
-    float's ``queued`` event (``render``), the messages (``notify``), and the text of an ask
-    refused or dropped kept as the cwd's draft (``keep_text``)."""
+    float's ``queued`` event, the messages, and the text of an ask refused or dropped kept as
+    the cwd's draft."""
 
-    def __init__(
-        self,
-        render: Callable[[str, LuaEvent], None],
-        notify: Callable[[str, str], None],
-        keep_text: Callable[[ops.Ask], None],
-    ) -> None:
+    def __init__(self, conversation: Conversation, bridge: NvimBridge) -> None:
         self._by_cwd: dict[str, collections.deque[ops.Ask]] = {}
-        self._render = render
-        self._notify = notify
-        self._keep_text = keep_text
+        self._render = conversation.render
+        self._notify = bridge.notify
+        self._keep_text = conversation.keep_text
 
     def enqueue(self, cwd: str, ask: ops.Ask) -> None:
         """Queue ``ask`` and show it; past MAX_QUEUED refused, its text kept."""

@@ -11,6 +11,8 @@ import asyncio
 import concurrent.futures
 from typing import Any
 
+import msgspec
+
 from .wire_text import clean
 
 
@@ -37,6 +39,14 @@ class NvimBridge:
         self.nvim.async_call(run)
         return await asyncio.wrap_future(future)
 
+    def rpc(self, name: str, *args: Any) -> None:
+        """``require('minime.rpc')[name](...)``, fire-and-forget."""
+        self.lua(f"require('minime.rpc').{name}(...)", *msgspec.to_builtins(args))
+
+    async def rpc_call(self, name: str, *args: Any) -> Any:
+        """``return require('minime.rpc')[name](...)``, its answer awaited."""
+        return await self.lua_call(f"return require('minime.rpc').{name}(...)", *args)
+
     def notify(self, message: str, level: str = "error") -> None:
         """A message for the user (``vim.notify`` through the Lua layer)."""
-        self.lua("require('minime.rpc').notify(...)", clean(message), level)
+        self.rpc("notify", clean(message), level)

@@ -6,12 +6,19 @@ small model, its input schema, its handler); the host hands their declarations i
 ``call_lua``, which runs ``require('minime.tools').call(name, args, cwd)`` in Neovim (Lua
 reads its own options and the ask's selection) and returns the ``{ok, value | error}`` table.
 This module binds them to sessions, encodes the answers and turns failures into isError
-results; it imports neither pynvim nor any thread machinery.
+results (``editor_tools``, which imports neither pynvim nor any thread machinery), and runs them
+for the host (``LuaTools``): a call that waits (a file read off Neovim's main loop) answers later
+through the notification ``tool_result``; the ACP file system goes the same way
+(``BufferFileSystem``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import itertools
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -19,7 +26,11 @@ from typing import Any
 import msgspec
 
 from ..tools import Tool
+from . import ops
+from .bridge import NvimBridge
+from .conversation import Conversation
 from .wire_text import clean, clean_all
+from .workspace import Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -154,3 +165,123 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         input_schema=spec.input_schema,
         method=METHOD_PREFIX + name,
     )
+
+
+# A tool that answers later (bounded at 10 s in Lua for a file read) gets this long before the
+# call fails; only a bug in a tool would need it.
+ANSWER_TIMEOUT = 60.0
+
+
+class LuaTools:
+    """``settings`` gives what Lua sent with setup (the tools' declarations); ``workspaces``
+    each cwd's tool filter (its last accepted ask's) and session; the ``conversation`` is told
+    of each call (on the ACP loop): its drawing waits while one is in flight (render.py)."""
+
+    def __init__(
+        self,
+        bridge: NvimBridge,
+        settings: ops.Settings,
+        workspaces: Workspaces,
+        conversation: Conversation,
+    ) -> None:
+        self._bridge = bridge
+        self._settings = settings
+        self._workspaces = workspaces
+        self._conversation = conversation
+        self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
+        self._ids = itertools.count(1)
+
+    def source(self, discovery: str) -> Any:
+        """The tool source for the library (request mode: per session, for its cwd; meta: one
+        list, each call's cwd taken from its request)."""
+
+        def enabled(_session_id: str, cwd: str | None) -> Any:
+            disabled = self._workspaces[os.path.realpath(cwd)].disabled_tools if cwd else None
+            if not disabled:
+                return None
+            setup = self._settings.setup
+            specs = [*setup.builtin_tools, *setup.user_tools]
+            return [spec.name for spec in specs if spec.name not in disabled]
+
+        source = editor_tools(
+            self.call,
+            enabled,
+            user_tools=lambda: _mappings(self._settings.setup.user_tools),
+            builtin_tools=lambda: _mappings(self._settings.setup.builtin_tools),
+        )
+        return source if discovery == "request" else source(None, None)
+
+    async def call(self, name: str, args: dict[str, Any], cwd: str, *, lua: str = "tool") -> Any:
+        """Run tool ``name`` for the session in ``cwd`` (Lua builds its context: options,
+        selection): its answer, at once or from a later ``tool_result``."""
+        call_id = next(self._ids)
+        later: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._waiting[call_id] = later
+        self._conversation.tool_began()
+        try:
+            answer = await self._bridge.rpc_call(lua, name, args, os.path.realpath(cwd), call_id)
+            if isinstance(answer, dict) and answer.get("pending"):
+                try:
+                    answer = await asyncio.wait_for(asyncio.wrap_future(later), ANSWER_TIMEOUT)
+                except TimeoutError:
+                    return {"ok": False, "error": f"{name} got no answer from the editor in time"}
+            return answer
+        finally:
+            del self._waiting[call_id]
+            self._conversation.tool_ended()
+
+    def file_system(self) -> BufferFileSystem | None:
+        """The ACP fs handlers for the library, answered by lua/minime/editor/fs.lua (None:
+        setup's ``fs = false``)."""
+        if not self._settings.setup.fs:
+            return None
+        return BufferFileSystem(self, self._workspaces, self._conversation)
+
+    def answer(self, result: ops.ToolResult) -> None:
+        """A later answer from Lua (on pynvim's thread)."""
+        waiting = self._waiting.get(result.id)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(result.answer)
+
+
+def _mappings(decls: list[ops.ToolDecl]) -> list[dict[str, Any]]:
+    return [msgspec.structs.asdict(decl) for decl in decls]
+
+
+class BufferFileSystem:
+    """``fs/read_text_file`` / ``fs/write_text_file`` through the buffers: Lua answers (in the
+    session's cwd); its refusal is the agent's error. The conversation's pending events go first
+    (see write)."""
+
+    def __init__(self, tools: LuaTools, workspaces: Workspaces, conversation: Conversation) -> None:
+        self._tools = tools
+        self._workspaces = workspaces
+        self._conversation = conversation
+
+    async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
+        params = {"path": path, "line": line, "limit": limit}
+        return await self._ask("fs/read_text_file", session_id, params)
+
+    async def write(self, session_id: str, path: str, content: str) -> None:
+        # Lua shows the write in the conversation at once, so what the agent said before it goes
+        # out first: one turn of the loop lets the turn's stream take the updates already routed,
+        # then the host's batch is sent (same queue to pynvim's thread as Lua's call: in order).
+        await asyncio.sleep(0)
+        self._conversation.flush()
+        await self._ask("fs/write_text_file", session_id, {"path": path, "content": content})
+
+    async def _ask(self, method: str, session_id: str, params: dict[str, Any]) -> Any:
+        from acp import RequestError
+
+        place = self._workspaces.of_session(session_id)
+        cwd = place.cwd if place is not None else ""
+        if not cwd:
+            raise RequestError.invalid_params({"details": "the session is not open in the editor"})
+        answer = await self._tools.call(method, params, cwd, lua="fs")
+        if not isinstance(answer, dict) or not answer.get("ok"):
+            error = answer.get("error") if isinstance(answer, dict) else None
+            if isinstance(answer, dict) and answer.get("missing"):
+                raise FileNotFoundError(2, str(error or "no such file"), params["path"])
+            raise RequestError.invalid_params({"details": str(error or "the editor failed")})
+        value = answer.get("value")
+        return value if isinstance(value, str) else ""

@@ -120,3 +120,96 @@ class Done(LuaEvent, tag="done"):
 
 # Chunks of these kinds, one after another, are joined into one event before a flush.
 STREAMED = (Text, Thinking, User)
+
+
+# -- What the host hands the other functions of lua/minime/rpc.lua ------------------------------
+# Each is the one statement of its shape (rpc.lua's comments point here); NvimBridge.rpc
+# encodes it. Every str in them has been through wire_text.clean; None fields are not sent.
+
+
+class LuaPayload(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A table for one rpc.lua function."""
+
+
+class PermissionChoice(LuaPayload):
+    option_id: str
+    name: str
+    kind: str
+
+
+class PermissionPrompt(LuaPayload):
+    """``rpc.permission``: the float of one permission request (lua/minime/ui/permission.lua);
+    ``agent``/``agent_label`` name the agent's definition, ``skipped`` the rules not applied."""
+
+    id: int
+    cwd: str
+    agent: str
+    agent_label: str
+    session_id: str
+    call_id: str
+    title: str
+    content: list[Any]
+    options: list[PermissionChoice]
+    skipped: list[str]
+    tool_kind: str | None = None
+    input: Any = None
+
+
+class Question(LuaPayload):
+    """``rpc.elicitation``: a question from the agent (lua/minime/ui/elicitation.lua);
+    ``fields`` are the form's properties in the agent's order, each with ``name`` and
+    ``required``."""
+
+    id: int
+    cwd: str
+    session_id: str
+    message: str
+    fields: list[dict[str, Any]]
+
+
+class ModesState(LuaPayload):
+    """``rpc.modes_update``: what lua/minime/modes.lua keeps of a session (the float's title,
+    the statusline, the commands' completion); ``mode`` only if the agent offered it."""
+
+    agent: str
+    modes: list[Any]
+    config: list[Any]
+    commands: list[Any]
+    mode: str | None = None
+    usage: Any = None
+    title: str | None = None
+
+
+class SessionItem(LuaPayload):
+    """One of the agent's earlier sessions for ``rpc.pick_session``."""
+
+    session_id: str
+    title: str
+    updated_at: str
+    cwd: str
+
+
+class SessionActions(LuaPayload):
+    """What the agent lets :MiniMeSessions do with a listed session besides reopening it."""
+
+    close: bool
+    delete: bool
+
+
+class LoginMethod(LuaPayload):
+    """One of the agent's authMethods for ``rpc.pick_login``."""
+
+    id: str
+    name: str
+    description: str | None = None
+    type: str | None = None
+
+
+class TerminalOutput(LuaPayload):
+    """``rpc.show_terminal`` (:MiniMeTerminal): a client terminal's output, how it ended, and
+    the ids of the session's terminals."""
+
+    terminal_id: str
+    output: str
+    ids: list[str]
+    status: str | None = None

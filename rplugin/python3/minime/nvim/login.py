@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from ..errors import Error, method_names
 from . import ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
+from .events import LoginMethod
 from .session_reopen import agent_name
 from .wire_text import clean, clean_all
 
@@ -33,7 +35,7 @@ class Login:
             self._bridge.notify(f"minime: {name} offers no login methods (authMethods)", "warn")
             return
         if not payload.method_id:
-            self._bridge.lua("require('minime.rpc').pick_login(...)", cwd, clean_all(methods))
+            self._bridge.rpc("pick_login", cwd, [_shown(m) for m in methods])
             return
         method = next((m for m in methods if m.get("id") == payload.method_id), None)
         if method is None:
@@ -48,9 +50,7 @@ class Login:
             argv = [*client.argv, *[str(a) for a in method.get("args") or []]]
             env = {**payload.agent_env, **(method.get("env") or {})}
             log.info("login %s in a terminal: %s", method["id"], " ".join(argv))
-            self._bridge.lua(
-                "require('minime.rpc').login_terminal(...)", cwd, clean_all(argv), env, title
-            )
+            self._bridge.rpc("login_terminal", cwd, clean_all(argv), clean_all(env), title)
             return
         try:
             await client.authenticate(method["id"])
@@ -59,3 +59,14 @@ class Login:
             return
         log.info("logged in to %s with %s", name, method["id"])
         self._bridge.notify(f"minime: logged in to {name} ({title}): ask again", "info")
+
+
+def _shown(method: dict[str, Any]) -> LoginMethod:
+    """One of the agent's authMethods, as :MiniMeLogin offers it."""
+    description, kind = method.get("description"), method.get("type")
+    return LoginMethod(
+        id=clean(str(method.get("id") or "")),
+        name=clean(str(method.get("name") or method.get("id") or "")),
+        description=clean(str(description)) if description else None,
+        type=clean(str(kind)) if kind else None,
+    )

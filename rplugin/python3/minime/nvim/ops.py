@@ -1,4 +1,5 @@
-"""What Lua asks of the host: one Struct per operation's payload, decoded once in dispatch.
+"""What Lua asks of the host: one Struct per operation's payload, decoded once in dispatch,
+and ``OPS``, the one table of where each operation goes.
 
 Lua sends ``vim.rpcnotify(chan, "minime", op, payload)`` (job route) or
 ``MiniMeNotify(op, payload)`` (rplugin route); lua/minime/actions.lua, host.lua and
@@ -8,7 +9,7 @@ tools/init.lua build the payloads. ``decode`` turns one into its Struct or raise
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -49,9 +50,16 @@ class Setup(Op, kw_only=True):
     user_tools: list[ToolDecl] = msgspec.field(default_factory=list)
     # Each {pattern, decision}; prompts.py skips an entry of another shape.
     permission_rules: list[Any] = msgspec.field(default_factory=list)
-    permission_timeout: float | None = None
     fs: bool = True  # lend the agent the ACP file system through the buffers
     additional_directories: list[str] = msgspec.field(default_factory=list)  # absolute paths
+
+
+class Settings:
+    """The last ``setup`` Lua sent, read by the host's parts at each use (setup may come again:
+    the object is handed to them once, its ``setup`` replaced)."""
+
+    def __init__(self) -> None:
+        self.setup = Setup()
 
 
 class CwdOp(Op, kw_only=True):
@@ -70,7 +78,8 @@ class Log(Op, kw_only=True):
 
 class AgentOp(Op, kw_only=True):
     """An operation in ``cwd`` that may start the agent, as lua/minime/agents/ resolved it
-    (actions.lua host_payload), with the ask's tool context."""
+    (actions.lua host_payload), with the tools the user turned off there (config.lua
+    disabled_tools: the one thing of the tools' context the host reads; the rest stays in Lua)."""
 
     cwd: str
     agent: str | None = None
@@ -83,8 +92,7 @@ class AgentOp(Op, kw_only=True):
     # The definition's and setup's own MCP servers, as given (the library checks them).
     mcp_servers: list[Any] = msgspec.field(default_factory=list)
     mode: str | None = None
-    demo: Any = None
-    tool_ctx: dict[str, Any] | None = None
+    disabled_tools: list[str] | None = None
     ready_timeout: float | None = None
     cancel_timeout: float | None = None
 
@@ -174,8 +182,9 @@ class PermissionAnswer(Op, kw_only=True):
     id: int
     option_id: str | None = None
     remember: bool = False
-    # "timeout" when nobody answered in time (the conversation says so).
+    # "timeout" when nobody answered in time: ``waited`` seconds (the conversation says so).
     reason: str | None = None
+    waited: float | None = None
 
 
 class ToolResult(Op, kw_only=True):
@@ -193,34 +202,45 @@ class ShowTerminal(Op, kw_only=True):
     terminal_id: str | None = None
 
 
-OPS: dict[str, type[Op]] = {
-    "setup": Setup,
-    "ask": Ask,
-    "warm": Warm,
-    "cancel": CwdOp,
-    "reset": CwdOp,
-    "stop": Stop,
-    "log": Log,
-    "sessions": Sessions,
-    "load_session": LoadSession,
-    "login": Login,
-    "manage_session": ManageSession,
-    "mode": SetMode,
-    "config": SetConfig,
-    "permission_answer": PermissionAnswer,
-    "elicitation_answer": ElicitationReply,
-    "tool_result": ToolResult,
-    "terminal": ShowTerminal,
+class Route(NamedTuple):
+    """Where one operation goes: its payload's Struct and the host's handler (a dotted name of
+    the Host: a method, or a method of one of its parts). Handlers run on the ACP loop, but an
+    answer to a request that waits there (``now``) is handed over on pynvim's thread at once."""
+
+    payload: type[Op]
+    handler: str
+    now: bool = False
+
+
+OPS: dict[str, Route] = {
+    "setup": Route(Setup, "op_setup"),
+    "ask": Route(Ask, "turns.ask"),
+    "warm": Route(Warm, "turns.warm"),
+    "cancel": Route(CwdOp, "turns.cancel"),
+    "reset": Route(CwdOp, "turns.reset"),
+    "stop": Route(Stop, "turns.stop"),
+    "log": Route(Log, "show_log", now=True),
+    "sessions": Route(Sessions, "reopener.list"),
+    "load_session": Route(LoadSession, "reopener.load"),
+    "login": Route(Login, "login.run"),
+    "manage_session": Route(ManageSession, "reopener.manage"),
+    "mode": Route(SetMode, "modes.set_mode"),
+    "config": Route(SetConfig, "modes.set_config"),
+    "permission_answer": Route(PermissionAnswer, "prompts.answer", now=True),
+    "elicitation_answer": Route(ElicitationReply, "questions.answer", now=True),
+    "tool_result": Route(ToolResult, "tools.answer", now=True),
+    "terminal": Route(ShowTerminal, "terminal_view.show"),
 }
 
-_TABLES = ("agent_env", "tool_ctx", "content")
+_TABLES = ("agent_env", "content")
 
 
 def decode(op: str, payload: Any) -> Op:
     """The Struct of ``op``'s payload; raises Malformed (an unknown op, a wrong shape)."""
-    kind = OPS.get(op)
-    if kind is None:
+    route = OPS.get(op)
+    if route is None:
         raise Malformed(f"unknown operation {op!r}")
+    kind = route.payload
     payload = _table(payload)
     if isinstance(payload, dict):
         for key in _TABLES:

@@ -5,52 +5,37 @@ request waits on the ACP loop. A withdrawn question (the turn cancelled) closes 
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import itertools
 from collections.abc import Callable
 from typing import Any
 
 from ..elicitations import DECLINE, ElicitationAnswer, ElicitationRequest
+from .bridge import NvimBridge
+from .conversation import Conversation
+from .events import Question
+from .lua_asks import LuaAsks
 from .ops import ElicitationReply
 from .wire_text import clean, clean_all
 
 
 class Questions:
     def __init__(
-        self,
-        lua: Callable[..., None],
-        before_question: Callable[[], None],
-        call_soon: Callable[..., None],
+        self, bridge: NvimBridge, conversation: Conversation, call_soon: Callable[..., None]
     ) -> None:
-        self._lua = lua
-        self._before_question = before_question
-        self._call_soon = call_soon
-        self._pending: dict[int, concurrent.futures.Future[Any]] = {}
-        self._ids = itertools.count(1)
+        self._asks: LuaAsks[ElicitationReply] = LuaAsks(
+            bridge, conversation, call_soon, "elicitation", "elicitation_close"
+        )
 
     async def ask(self, request: ElicitationRequest, cwd: str) -> ElicitationAnswer:
-        question_id = next(self._ids)
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._pending[question_id] = future
-        self._before_question()  # the turn so far (the call that asks) shows first
-        self._lua(
-            "require('minime.rpc').elicitation(...)",
-            {
-                "id": question_id,
-                "cwd": cwd,
-                "session_id": request.session_id,
-                "message": clean(request.message),
-                "fields": _fields(request.schema),
-            },
-        )
-        try:
-            reply: ElicitationReply = await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            self._lua("require('minime.rpc').elicitation_close(...)", question_id)
-            raise
-        finally:
-            self._pending.pop(question_id, None)
+        def question(question_id: int) -> Question:
+            return Question(
+                id=question_id,
+                cwd=cwd,
+                session_id=request.session_id,
+                message=clean(request.message),
+                fields=_fields(request.schema),
+            )
+
+        reply = await self._asks.ask(question)
         if reply.action == "accept":
             return ElicitationAnswer(action="accept", content=reply.content or {})
         if reply.action == "cancel":
@@ -59,9 +44,7 @@ class Questions:
 
     def answer(self, reply: ElicitationReply) -> None:
         """Lua's answer (pynvim's thread): hand it to the waiting request on the ACP loop."""
-        future = self._pending.get(reply.id)
-        if future is not None and not future.done():
-            self._call_soon(_settle, future, reply)
+        self._asks.answer(reply.id, reply)
 
 
 def _fields(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -74,8 +57,3 @@ def _fields(schema: dict[str, Any]) -> list[dict[str, Any]]:
         for name, prop in properties.items()
         if isinstance(prop, dict)
     ]
-
-
-def _settle(future: concurrent.futures.Future[Any], reply: Any) -> None:
-    if not future.done():
-        future.set_result(reply)

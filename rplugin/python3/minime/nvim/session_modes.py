@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -24,29 +22,33 @@ from ..session import Session
 from ..session_state import STATE_KINDS, agent_name
 from . import ops
 from .bridge import NvimBridge
+from .events import ModesState
 from .wire_text import clean_all
+from .workspace import Workspace, Workspaces
 
 log = logging.getLogger("minime")
 
 
-def state_of(session: Session) -> dict[str, Any]:
-    """What Lua keeps of a session: its agent, mode, modes, config options, usage, title and
-    slash commands.
-    Its mode only if the agent offered it (session/new may name any ``currentModeId``)."""
+def state_of(session: Session) -> ModesState:
+    """What Lua keeps of a session (events.ModesState). Its mode only if the agent offered it
+    (session/new may name any ``currentModeId``)."""
     modes = session.modes
     offered = modes is not None and modes.find(modes.current) is not None
     if modes is not None and not offered:
         log.warning("the current mode %s was never offered: not shown", ascii(modes.current)[:200])
-    state = {
-        "agent": agent_name(session),
-        "mode": modes.current if modes and offered else None,
-        "modes": msgspec.to_builtins(modes.available) if modes else [],
-        "config": msgspec.to_builtins(session.config_options),
-        "usage": session.usage,
-        "title": session.title,
-        "commands": msgspec.to_builtins(session.commands),
-    }
-    return clean_all(_without_none(state), 0)
+
+    def shown(value: Any) -> Any:
+        return clean_all(_without_none(msgspec.to_builtins(value)), 1)
+
+    return ModesState(
+        agent=clean_all(agent_name(session)),
+        mode=clean_all(modes.current) if modes and offered else None,
+        modes=shown(modes.available) if modes else [],
+        config=shown(session.config_options),
+        usage=shown(session.usage),
+        title=clean_all(session.title),
+        commands=shown(session.commands),
+    )
 
 
 def _without_none(value: Any) -> Any:
@@ -59,19 +61,18 @@ def _without_none(value: Any) -> Any:
 
 
 class SessionModes:
-    """``sessions(cwd)`` is the session open in ``cwd``, or None."""
+    """``workspaces`` holds the session open in each cwd."""
 
-    def __init__(self, bridge: NvimBridge, sessions: Callable[[str], Session | None]) -> None:
+    def __init__(self, bridge: NvimBridge, workspaces: Workspaces) -> None:
         self._bridge = bridge
-        self._sessions = sessions
-        self._opened: weakref.WeakSet[Session] = weakref.WeakSet()
+        self._workspaces = workspaces
         self._warned: set[tuple[str, str]] = set()
 
     # -- what Lua shows ---------------------------------------------------------------------
 
     def publish(self, cwd: str, session: Session | None) -> None:
         state = state_of(session) if session is not None else None
-        self._bridge.lua("require('minime.rpc').modes_update(...)", cwd, state)
+        self._bridge.rpc("modes_update", cwd, state)
 
     def follow(self, cwd: str, session: Session, event: Event) -> bool:
         """A ``mode``, ``config``, ``usage``, ``title`` or ``commands`` event (the session
@@ -83,12 +84,13 @@ class SessionModes:
 
     # -- a session opens ---------------------------------------------------------------------
 
-    async def opened(self, cwd: str, session: Session, wanted: str | None) -> None:
+    async def opened(self, place: Workspace, session: Session, wanted: str | None) -> None:
         """Once per session: set the wanted mode if the agent offers it (else warn, once per
         agent and mode), show the state, and follow the agent's changes between turns."""
-        if session in self._opened:
+        if place.moded is session:
             return
-        self._opened.add(session)
+        place.moded = session
+        cwd = place.cwd
         if session.on_update is None:
             session.on_update = lambda event: self._between_turns(cwd, session, event)
         if wanted:
@@ -133,7 +135,7 @@ class SessionModes:
     # -- :MiniMeMode and :MiniMeConfig ---------------------------------------------------------
 
     def _session(self, cwd: str, command: str) -> Session | None:
-        session = self._sessions(cwd)
+        session = self._workspaces.session(cwd)
         if session is None or not session.client.alive:
             self._bridge.notify(
                 f"minime: no session in {cwd} yet: :MiniMeAsk starts one, then {command}", "warn"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from typing import Any
 
 from ..client import Client
@@ -15,41 +14,38 @@ from ..session_state import STATE_KINDS
 from . import events, ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
+from .conversation import Conversation
 from .render import to_lua
 from .session_modes import SessionModes
 from .wire_text import clean
+from .workspace import Workspaces
 
 log = logging.getLogger("minime")
 
 
 class SessionReopener:
-    """``render(cwd, item)`` shows an event in cwd's turn float; ``fail(cwd, message,
-    session_id)`` ends that turn with an error; ``accept(cwd, payload, advice)`` is False (the
-    user told why) while a turn runs in cwd, else takes the ask's tool context."""
+    """A reopened session replays into the cwd's ``conversation`` and becomes its workspace's."""
 
     def __init__(
         self,
         pool: AgentPool,
         bridge: NvimBridge,
-        render: Callable[[str, events.LuaEvent], None],
-        fail: Callable[[str, str, str], None],
-        accept: Callable[[str, ops.AgentOp, str], bool],
-        take_tool_ctx: Callable[[str, ops.AgentOp], None],
+        conversation: Conversation,
+        workspaces: Workspaces,
         modes: SessionModes,
     ) -> None:
+        self._workspaces = workspaces
         self._pool = pool
         self._bridge = bridge
-        self._render = render
-        self._fail = fail
-        self._accept = accept
-        self._take_tool_ctx = take_tool_ctx
+        self._conversation = conversation
         self._modes = modes
 
     async def list(self, payload: ops.Sessions) -> None:
         """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
         cwd = os.path.realpath(payload.cwd)
-        if not self._pool.busy(cwd):  # a running turn keeps the context it was asked with
-            self._take_tool_ctx(cwd, payload)
+        place = self._workspaces[cwd]
+        if not place.busy:  # a running turn keeps the tools it was asked with
+            place.take_tools(payload)
         client = await self._pool.client_for(payload)
         name = agent_name(client, payload.label)
         caps = client.agent_capabilities
@@ -80,12 +76,12 @@ class SessionReopener:
         # A title the agent gave an open session since (session_info_update) names it.
         titles = {sid: s.title for sid, s in client.sessions.items() if s.title}
         items = [
-            {
-                "session_id": clean(str(item.get("sessionId") or "")),
-                "title": clean(str(titles.get(str(item["sessionId"])) or item.get("title") or "")),
-                "updated_at": clean(str(item.get("updatedAt") or "")),
-                "cwd": clean(str(item.get("cwd") or "")),
-            }
+            events.SessionItem(
+                session_id=clean(str(item.get("sessionId") or "")),
+                title=clean(str(titles.get(str(item["sessionId"])) or item.get("title") or "")),
+                updated_at=clean(str(item.get("updatedAt") or "")),
+                cwd=clean(str(item.get("cwd") or "")),
+            )
             for item in found
             if item.get("sessionId")
         ]
@@ -93,8 +89,8 @@ class SessionReopener:
             self._bridge.notify(f"minime: no earlier sessions of {name} for {cwd}", "info")
             return
         kept = caps.get("sessionCapabilities") or {}
-        manage = {"close": "close" in kept, "delete": "delete" in kept}
-        self._bridge.lua("require('minime.rpc').pick_session(...)", cwd, items, how, manage)
+        manage = events.SessionActions(close="close" in kept, delete="delete" in kept)
+        self._bridge.rpc("pick_session", cwd, items, how, manage)
 
     async def manage(self, payload: ops.ManageSession) -> None:
         """Close (``session/close``) or delete (``session/delete``) a listed session; if it is
@@ -113,9 +109,9 @@ class SessionReopener:
                 raise
             self._bridge.notify(f"minime: {name} did not {payload.action} {title}: {exc}", "error")
             return
-        current = self._pool.sessions.get(cwd)
-        if current is not None and current.session_id == payload.session_id:
-            del self._pool.sessions[cwd]
+        place = self._workspaces[cwd]
+        if place.session is not None and place.session.session_id == payload.session_id:
+            place.session = None
             self._modes.publish(cwd, None)
         done = "closed" if payload.action == "close" else "deleted"
         self._bridge.notify(f"minime: session {title} {done} ({name})", "info")
@@ -125,9 +121,13 @@ class SessionReopener:
         cwd = os.path.realpath(payload.cwd)
         session_id = payload.session_id
         title = payload.title or session_id
-        if not self._accept(cwd, payload, ":MiniMeCancel it before loading"):
+        place = self._workspaces[cwd]
+        refusal = place.refusal(":MiniMeCancel it before loading")
+        if refusal is not None:
+            self._bridge.notify(refusal, "warn")
             return
-        current = self._pool.sessions.get(cwd)
+        place.take_tools(payload)
+        current = place.session
         client = await self._pool.client_for(payload)
         how = _reopen_method(client.agent_capabilities)
         if how is None:
@@ -136,7 +136,7 @@ class SessionReopener:
             )
             return
         prompt = clean(f"(loaded session {title})")
-        render = self._render
+        render = self._conversation.render
         label = clean(payload.label or payload.agent or "")
         begin = events.Begin(
             prompt=prompt, cwd=cwd, session_id=clean(session_id), agent=label, fresh=True
@@ -157,11 +157,11 @@ class SessionReopener:
             else:
                 session = await client.resume_session(session_id, cwd)
         except Error as exc:
-            self._fail(cwd, str(exc), session_id)
+            self._conversation.fail(place, str(exc), session_id)
             return
         self._pool.adopt(cwd, session, current)
         holder.append(session)
-        await self._modes.opened(cwd, session, payload.mode)
+        await self._modes.opened(place, session, payload.mode)
         log.info("session %s reopened (session/%s) for %s", session_id, how, cwd)
         note = "the agent does not replay history on resume; " if how == "resume" else ""
         render(cwd, events.Notice(f"{note}the next ask here continues it"))

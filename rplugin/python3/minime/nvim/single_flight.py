@@ -1,10 +1,11 @@
-"""One start per key at a time: who asks while it runs awaits the same outcome.
+"""Start once: who asks while a start runs awaits the same outcome.
 
-Asks in several cwds at once share one agent (the first starts it), and two asks in one cwd
-share one ``session/new``. The start runs in its own task and every caller (the first too) only
+Two guards are built on it: a cwd's session made ready (workspace.py: two asks, or a warm-up
+and an ask, share one ``session/new``), and an agent started (agent_pool.py: asks in several
+cwds share one process). The start runs in its own task and every caller (the first too) only
 waits for it, so cancelling a caller (an ask dropped by :MiniMeCancel) leaves the start running
-for the others and the next ask. ``cancel_all`` (:MiniMeStop) ends the starts themselves: their
-callers get :class:`StartCancelled`. A failure reaches each caller, which reports it itself.
+for the others and the next ask. ``cancel`` (:MiniMeStop) ends the start itself: its callers
+get :class:`StartCancelled`. A failure reaches each caller, which reports it itself.
 """
 
 from __future__ import annotations
@@ -20,25 +21,27 @@ V = TypeVar("V")
 
 
 class StartCancelled(Error):
-    """The start a caller waited for was ended (``cancel_all``), not failed."""
+    """The start a caller waited for was ended (``cancel``), not failed."""
 
     def __init__(self) -> None:
         super().__init__("the agent was stopped while it started (:MiniMeStop)")
 
 
-class SingleFlight(Generic[K, V]):
-    def __init__(self) -> None:
-        self._running: dict[K, asyncio.Task[V]] = {}
+class Once(Generic[V]):
+    """One start at a time; the next ``run`` after it ended starts again."""
 
-    def running(self, key: K) -> bool:
-        return key in self._running
+    def __init__(self, on_end: Callable[[], object] = lambda: None) -> None:
+        self._task: asyncio.Task[V] | None = None
+        self._on_end = on_end
 
-    async def run(self, key: K, start: Callable[[], Awaitable[V]]) -> V:
-        task = self._running.get(key)
+    def running(self) -> bool:
+        return self._task is not None
+
+    async def run(self, start: Callable[[], Awaitable[V]]) -> V:
+        task = self._task
         if task is None:
-            task = asyncio.ensure_future(start())
-            self._running[key] = task
-            task.add_done_callback(lambda done: self._ended(key, done))
+            task = self._task = asyncio.ensure_future(start())
+            task.add_done_callback(self._ended)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -46,18 +49,39 @@ class SingleFlight(Generic[K, V]):
                 raise StartCancelled() from None  # the start was ended, not this caller
             raise
 
-    def _ended(self, key: K, task: asyncio.Task[V]) -> None:
-        if self._running.get(key) is task:
-            del self._running[key]
+    def _ended(self, task: asyncio.Task[V]) -> None:
+        if self._task is task:
+            self._task = None
+            self._on_end()
         if not task.cancelled():
             task.exception()  # retrieved: each caller reports it itself (or nobody waits)
 
+    async def cancel(self) -> None:
+        """End the start now and wait until it has cleaned up (its process ended)."""
+        task = self._task
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+class SingleFlight(Generic[K, V]):
+    """A :class:`Once` per key (the agents: one per argv, env and discovery)."""
+
+    def __init__(self) -> None:
+        self._running: dict[K, Once[V]] = {}
+
+    def running(self, key: K) -> bool:
+        return key in self._running
+
+    async def run(self, key: K, start: Callable[[], Awaitable[V]]) -> V:
+        once = self._running.get(key)
+        if once is None:
+            once = self._running[key] = Once(lambda: self._running.pop(key, None))
+        return await once.run(start)
+
     async def cancel_all(self) -> None:
         """End every start now and wait until each has cleaned up (its process ended)."""
-        tasks = list(self._running.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(once.cancel() for once in list(self._running.values())))
 
 
 def _cancelling() -> bool:

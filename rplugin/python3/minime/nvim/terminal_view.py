@@ -3,22 +3,20 @@ output of terminals that tool calls show goes with the turn's events, render.py)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from ..session import Session
 from . import ops
 from .bridge import NvimBridge
+from .events import TerminalOutput
 from .wire_text import clean
+from .workspace import Workspaces
 
 
 class TerminalView:
-    def __init__(self, session_of: Callable[[str], Session | None], bridge: NvimBridge) -> None:
-        self._session_of = session_of
+    def __init__(self, workspaces: Workspaces, bridge: NvimBridge) -> None:
+        self._workspaces = workspaces
         self._bridge = bridge
 
     async def show(self, payload: ops.ShowTerminal) -> None:
-        session = self._session_of(payload.cwd)
+        session = self._workspaces.session(payload.cwd)
         client = session.client if session is not None else None
         found = []
         if session is not None and client is not None and client.terminals is not None:
@@ -34,10 +32,10 @@ class TerminalView:
                 f"minime: no terminal {wanted!r} here (the agent's: {', '.join(ids)})", "warn"
             )
             return
-        shown: dict[str, Any] = {
-            "terminal_id": clean(terminal.id),
-            "output": clean(terminal.text),
-            "status": terminal.ended_text(),
-            "ids": ids,
-        }
-        self._bridge.lua("require('minime.rpc').show_terminal(...)", payload.cwd, shown)
+        shown = TerminalOutput(
+            terminal_id=clean(terminal.id),
+            output=clean(terminal.text),
+            status=terminal.ended_text(),
+            ids=[clean(i) for i in ids],
+        )
+        self._bridge.rpc("show_terminal", payload.cwd, shown)
