@@ -260,13 +260,13 @@ def test_a_question_follows_the_user_to_the_tab_page_entered_and_is_answered_the
     assert got == [{"result": {"action": "accept", "content": {"question_0": "SQLite"}}}]
 
 
-@pytest.mark.parametrize("how", ["host killed", "MiniMeStop"])
+@pytest.mark.parametrize("how", ["host killed", "agent killed", "MiniMeStop"])
 def test_a_question_left_unanswerable_closes_and_the_next_ask_works(
     tmp_path: Path, how: str
 ) -> None:
-    """The host died (nothing can answer the question now) or :MiniMeStop ended its agent: no
-    float is left waiting for an answer nobody would read, one plain message says why, and the
-    next question shows and is answered."""
+    """The host died (nothing can answer the question now), its agent died, or :MiniMeStop
+    ended the agent: no float is left waiting for an answer nobody would read, one plain
+    message (or the turn's end) says why, and the next question shows and is answered."""
     with asking_editor(tmp_path) as ed:
         ed.nvim.command("enew")
         code = ed.nvim.current.window.handle
@@ -278,6 +278,10 @@ def test_a_question_left_unanswerable_closes_and_the_next_ask_works(
         if how == "host killed":
             os.kill(host, signal.SIGKILL)
             said = "the Python host stopped (exit 137)"
+        elif how == "agent killed":
+            (agent,) = ed.lua("return vim.tbl_keys(require('minime.host').agents)")
+            os.kill(agent, signal.SIGKILL)
+            said = "killed by signal SIGKILL"  # in the turn: an agent's end is the turn's
         else:
             ed.nvim.command("MiniMeStop")
             said = "agent stopped"
@@ -286,7 +290,10 @@ def test_a_question_left_unanswerable_closes_and_the_next_ask_works(
             10,
             message="the question's float to close",
         )
-        ed.wait_note(said)
+        if how == "agent killed":
+            ed.wait_text(said)
+        else:
+            ed.wait_note(said)
         wait_for(
             lambda: not ed.lua("return require('minime.ui.elicitation').waiting(...)", ed.cwd),
             10,
@@ -310,5 +317,5 @@ def test_a_question_left_unanswerable_closes_and_the_next_ask_works(
     assert back == code, "focus went back where the user was"
     assert errors == []
     assert [n for n in notes if "question" in n or "Error" in n or "stack" in n] == [], notes
-    assert len([n for n in notes if said in n]) == 1, notes
+    assert len([n for n in notes if said in n]) == (0 if how == "agent killed" else 1), notes
     assert got == [{"result": {"action": "accept", "content": {"question_0": "Postgres"}}}]
