@@ -87,6 +87,22 @@ def clipboard(display: str, data: bytes, mime: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def prompt_editor(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    display: str | None,
+    caps: str,
+    clip: tuple[bytes, str] = (PNG, "image/png"),
+) -> Iterator[tuple[Editor, Path]]:
+    """A Neovim on ``display`` (none: no clipboard at all) whose clipboard holds ``clip`` (its
+    bytes, its type), asking prompt_agent.py with promptCapabilities ``caps``."""
+    with contextlib.ExitStack() as stack:
+        if display:
+            stack.enter_context(clipboard(display, *clip))
+        yield stack.enter_context(agent_editor(tmp_path, monkeypatch, display, caps))
+
+
+@contextlib.contextmanager
+def agent_editor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str | None, caps: str
 ) -> Iterator[tuple[Editor, Path]]:
     cwd = tmp_path / "project"
@@ -134,15 +150,18 @@ def paste_and_send(ed: Editor, trace: Path, typed: str) -> tuple[str, list[dict[
 
 
 @needs_x
-def test_a_pasted_image_is_an_image_block_kept_outside_the_cwd(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str
+@pytest.mark.parametrize("takes_images", [True, False])
+def test_a_pasted_image_is_kept_outside_the_cwd_and_sent_where_the_agent_takes_images(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str, takes_images: bool
 ) -> None:
-    with (
-        clipboard(display, PNG, "image/png"),
-        prompt_editor(tmp_path, monkeypatch, display, "embeddedContext,image") as (ed, trace),
-    ):
+    caps = "embeddedContext,image" if takes_images else "embeddedContext"
+    with prompt_editor(tmp_path, monkeypatch, display, caps) as (ed, trace):
         text, blocks = paste_and_send(ed, trace, "what is this")
-        ed.wait_text("📎 clipboard-1.png (image)")
+        if takes_images:
+            ed.wait_text("📎 clipboard-1.png (image)")
+            note = None
+        else:
+            note = ed.wait_note("not attached")
         state = ed.lua("return vim.fn.stdpath('state')")
         kept = list(Path(state, "minime", "pasted").iterdir())
         kept_bytes = [p.read_bytes() for p in kept]
@@ -151,37 +170,25 @@ def test_a_pasted_image_is_an_image_block_kept_outside_the_cwd(
         left = [p for p in kept if p.exists()]
     assert text == "what is this @clipboard-1.png "
     assert blocks[0] == {"type": "text", "text": text}, "the text as typed"
-    assert blocks[1]["type"] == "image" and blocks[1]["mimeType"] == "image/png"
-    assert base64.b64decode(blocks[1]["data"]) == PNG
-    assert len(blocks) == 2
+    if takes_images:
+        assert len(blocks) == 2
+        assert blocks[1]["type"] == "image" and blocks[1]["mimeType"] == "image/png"
+        assert base64.b64decode(blocks[1]["data"]) == PNG
+    else:
+        assert len(blocks) == 1
+        assert base64.b64encode(PNG).decode()[:20] not in trace.read_text()
+        assert note is not None and "@clipboard-1.png: the agent does not take images" in note
     assert kept_bytes == [PNG], "kept under stdpath('state')/minime/pasted"
     assert in_cwd == [], "nothing was written in the cwd"
     assert left == [], "the temporary file is deleted when Neovim quits"
 
 
 @needs_x
-def test_an_agent_without_images_gets_no_image_and_the_user_is_told(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str
-) -> None:
-    with (
-        clipboard(display, PNG, "image/png"),
-        prompt_editor(tmp_path, monkeypatch, display, "embeddedContext") as (ed, trace),
-    ):
-        _, blocks = paste_and_send(ed, trace, "see")
-        note = ed.wait_note("not attached")
-    assert blocks == [{"type": "text", "text": "see @clipboard-1.png "}]
-    assert base64.b64encode(PNG).decode()[:20] not in trace.read_text()
-    assert "@clipboard-1.png: the agent does not take images" in note
-
-
-@needs_x
 def test_a_clipboard_without_an_image_says_so_and_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str
 ) -> None:
-    with (
-        clipboard(display, b"just text", "UTF8_STRING"),
-        prompt_editor(tmp_path, monkeypatch, display, "image") as (ed, _),
-    ):
+    text_only = (b"just text", "UTF8_STRING")
+    with prompt_editor(tmp_path, monkeypatch, display, "image", text_only) as (ed, _):
         win = open_input(ed)
         ed.nvim.input("hello<M-v>")
         note = ed.wait_note("clipboard")
