@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
@@ -255,3 +258,64 @@ def test_a_question_follows_the_user_to_the_tab_page_entered_and_is_answered_the
     assert "  2  SQLite" in lines
     assert not valid, "the float was left in the other tab page"
     assert got == [{"result": {"action": "accept", "content": {"question_0": "SQLite"}}}]
+
+
+@pytest.mark.parametrize("how", ["host killed", "agent killed", "MiniMeStop"])
+def test_a_question_left_unanswerable_closes_and_the_next_ask_works(
+    tmp_path: Path, how: str
+) -> None:
+    """The host died (nothing can answer the question now), its agent died, or :MiniMeStop
+    ended the agent: no float is left waiting for an answer nobody would read, one plain
+    message (or the turn's end) says why, and the next question shows and is answered."""
+    with asking_editor(tmp_path) as ed:
+        ed.nvim.command("enew")
+        code = ed.nvim.current.window.handle
+        ask(ed, CLAUDE_FORM)
+        question_win(ed)
+        ed.nvim.command("MiniMePermission")  # in the float: focus must come back to the code
+        host = ed.host_pid()
+        before = len(ed.notes())
+        if how == "host killed":
+            os.kill(host, signal.SIGKILL)
+            said = "the Python host stopped (exit 137)"
+        elif how == "agent killed":
+            (agent,) = ed.lua("return vim.tbl_keys(require('minime.host').agents)")
+            os.kill(agent, signal.SIGKILL)
+            said = "killed by signal SIGKILL"  # in the turn: an agent's end is the turn's
+        else:
+            ed.nvim.command("MiniMeStop")
+            said = "agent stopped"
+        wait_for(
+            lambda: ed.lua("return require('minime.ui.elicitation').win()") is None,
+            10,
+            message="the question's float to close",
+        )
+        if how == "agent killed":
+            ed.wait_text(said)
+        else:
+            ed.wait_note(said)
+        wait_for(
+            lambda: not ed.lua("return require('minime.ui.elicitation').waiting(...)", ed.cwd),
+            10,
+            message="no question left waiting",
+        )
+        notes = ed.notes()[before:]
+        floats = ed.lua(
+            "return vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative"
+            " ~= '' and vim.b[vim.api.nvim_win_get_buf(w)].minime == 'elicitation' end,"
+            " vim.api.nvim_list_wins())"
+        )
+        back = ed.nvim.current.window.handle
+        errors = ed.lua("return require('minime.ui.elicitation').errors")
+        ask(ed, CLAUDE_FORM)
+        win = question_win(ed)
+        ed.nvim.command("MiniMePermission")
+        ed.press(win, "1")
+        wait_for(lambda: "FS {" in ed.turn_text(), 20, message="the answer in the turn")
+        got = answers(ed)
+    assert floats == []
+    assert back == code, "focus went back where the user was"
+    assert errors == []
+    assert [n for n in notes if "question" in n or "Error" in n or "stack" in n] == [], notes
+    assert len([n for n in notes if said in n]) == (0 if how == "agent killed" else 1), notes
+    assert got == [{"result": {"action": "accept", "content": {"question_0": "Postgres"}}}]

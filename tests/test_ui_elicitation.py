@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import nvim_harness
 import pytest
-from helpers.permission_ui import CONVERSATION, INIT
+from helpers.permission_ui import CONVERSATION, INIT, answers, request
 from nvim_harness import wait_for
 
 # `question(req)` opens a question whose answers land in _G.questions as {id, action, content}.
@@ -94,3 +94,36 @@ def test_minimepermission_makes_its_keys_work_and_its_footer_says_so(nvim):
     assert nvim.exec_lua(FOOTER_HL) == ""
     feed(nvim, "q")
     assert nvim.exec_lua("return _G.questions") == [["q1", "decline", None]]
+
+
+# Open one float of each kind: a question, or a permission prompt.
+OPEN = {"question": "question(...)", "prompt": "ask(...)"}
+WIN = {
+    "question": "return require('minime.ui.elicitation').win()",
+    "prompt": "return require('minime.ui.permission').win()",
+}
+
+
+@pytest.mark.parametrize("first", ["question", "prompt"])
+def test_the_user_in_one_asking_float_is_looking_at_the_agent_for_the_other(nvim, first):
+    """Under "agent" a question's float and a prompt's are both the agent's windows: the user in
+    one (answering the agent) gets the other's focus when it comes, and answering it brings
+    them back to the first, whose answer then brings them back to the code."""
+    second = "prompt" if first == "question" else "question"
+    setup(nvim, focus="agent", idle=0, key_delay=0)
+    code = current_win(nvim)
+    nvim.exec_lua(OPEN[first], ONE_CHOICE if first == "question" else request())
+    assert current_win(nvim) == code, "never from a code window"
+    nvim.command("MiniMePermission")
+    there = nvim.exec_lua(WIN[first])
+    assert current_win(nvim) == there
+    nvim.exec_lua(OPEN[second], ONE_CHOICE if second == "question" else request())
+    assert current_win(nvim) == nvim.exec_lua(WIN[second]), "the second float took the focus"
+    feed(nvim, "2")
+    assert current_win(nvim) == there, "back in the first float"
+    feed(nvim, "1")
+    assert current_win(nvim) == code
+    assert nvim.exec_lua("return _G.questions") == [
+        ["q1", "accept", {"db": "SQLite" if second == "question" else "Postgres"}]
+    ]
+    assert answers(nvim) == [["r1", "allow_always" if second == "prompt" else "allow"]]

@@ -99,6 +99,22 @@ local function end_orphans()
   end, 500)
 end
 
+--- Close every pending permission prompt and question of the dead host, unanswered (an answer
+--- would start a new host, which never asked). The waiting ones first, so that none shows in
+--- the place of the closed shown one.
+local function close_asks()
+  for _, name in ipairs({ "minime.ui.permission", "minime.ui.elicitation" }) do
+    local asker = package.loaded[name]
+    local ids = asker and asker.pending() or {}
+    for i = #ids, 1, -1 do
+      pcall(asker.close, ids[i])
+    end
+  end
+  pcall(function()
+    require("minime.ui.turn").refresh() -- its title no longer says a prompt waits
+  end)
+end
+
 function M.start()
   if M.chan then
     return M.chan
@@ -117,12 +133,10 @@ function M.start()
         said_dead = true
         local why, missing = stopped_why(python, code)
         vim.schedule(function()
-          -- Nothing will end its turns or answer its prompts any more: say so in each.
+          -- Nothing will end its turns or read the answers to its prompts and questions any
+          -- more: each turn says so, each float closes (the next ask starts a new host).
           pcall(require("minime.ui.turn").fail_running, why)
-          local permission = require("minime.ui.permission")
-          for _, id in ipairs(permission.pending()) do
-            pcall(permission.close, id)
-          end
+          close_asks()
           require("minime.ui.say").say(
             "minime: " .. why .. (missing and "" or "; the next ask starts it again"),
             missing and vim.log.levels.ERROR or vim.log.levels.WARN

@@ -9,7 +9,8 @@
 --- directory whose real path (symlinks and `..` resolved) lies under the cwd and that no deny
 --- pattern matches is read; any other is `{ mention, refused = why }` and nothing of it (not
 --- even its resolved path) leaves this module. A file's text is its buffer's where it is loaded
---- (unsaved edits included), else the disk's, read off the main loop (file_reader.lua).
+--- (unsaved edits included), else the disk's, read off the main loop (file_reader.lua). An
+--- image pasted into the input (`@clipboard-1.png`: editor/pasted_image.lua) is attached too.
 local async = require("minime.editor.async")
 local deny = require("minime.editor.deny")
 local file_reader = require("minime.editor.file_reader")
@@ -120,10 +121,36 @@ local function read_disk(real, max_bytes)
   return text, false, problem or (not text and "cannot read it" or nil)
 end
 
+--- An image pasted into the input (`@clipboard-1.png`, minime.editor.pasted_image), read like
+--- an `@shot.png`; nil when the mention names none.
+local function pasted_image(m, max_bytes)
+  local images = package.loaded["minime.editor.pasted_image"] -- nothing pasted: not loaded
+  local path = m.path:gsub(TRAILING, "")
+  local image = images and images.file(path)
+  if not image then
+    return nil
+  end
+  local entry = { mention = "@" .. path, name = path, kind = "image" }
+  entry.uri, entry.mime_type = vim.uri_from_fname(image.path), image.mime_type
+  local data, too_big, problem = read_disk(image.path, max_bytes)
+  if too_big then
+    entry.too_big, entry.size = true, (uv.fs_stat(image.path) or {}).size
+  elseif not data then
+    return { mention = entry.mention, refused = problem or "cannot read it" }
+  else
+    entry.data = vim.base64.encode(data)
+  end
+  return entry
+end
+
 --- One mention resolved and read (runs in async.run). See the module's header.
 local function resolve(m, scope, max_bytes)
   local refused = function(why)
     return { mention = m.token, refused = why }
+  end
+  local pasted = pasted_image(m, max_bytes)
+  if pasted then
+    return pasted
   end
   local root = scope.root
   local path, abs = existing(m.path, root)

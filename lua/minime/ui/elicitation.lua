@@ -173,6 +173,12 @@ function M.close(id)
   return questions:close(id)
 end
 
+--- Ids of the pending questions, the shown one first.
+---@return any[]
+function M.pending()
+  return questions.queue:ids()
+end
+
 --- The float of the shown question, if any.
 ---@return integer?
 function M.win()

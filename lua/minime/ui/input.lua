@@ -2,7 +2,8 @@
 ---
 --- <CR> (insert or normal mode) submits the whole text; <C-j> (and <S-CR> where the terminal
 --- sends it) inserts a newline. <Esc> in insert mode goes to normal mode, to edit a long prompt
---- with Vim's motions; there <Esc> or q closes the float. <C-c> closes it too, and so does
+--- with Vim's motions; there <Esc> or q closes the float. <M-v> pastes an image from the system
+--- clipboard as an `@clipboard-N.png` attachment (minime.editor.pasted_image). <C-c> closes it too, and so does
 --- closing the window (:q). Closed without sending, `on_cancel` gets the text (a draft: see
 --- minime.ui.drafts). Leaving it (a permission prompt taking focus, <C-w>w) keeps it and its
 --- text. Anchored to a window (the conversation float), it sits over that window's bottom
@@ -52,6 +53,26 @@ local function win_config(opts, n)
     return cfg
   end
   return window.centered(base, height)
+end
+
+--- Put `token` in the input at its cursor (after the character under it in normal mode),
+--- spaced from the words around it; the cursor goes after it.
+---@param buf integer
+---@param win integer
+---@param token string
+local function insert_token(buf, win, token)
+  local row, col = unpack(api.nvim_win_get_cursor(win))
+  local line = api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
+  local inserting = api.nvim_get_current_win() == win and api.nvim_get_mode().mode:sub(1, 1) == "i"
+  if not inserting and #line > 0 then
+    col = col + #vim.fn.strcharpart(line:sub(col + 1), 0, 1)
+  end
+  local before, after = line:sub(col, col), line:sub(col + 1, col + 1)
+  local text = ((col > 0 and not before:match("%s")) and " " or "")
+    .. token
+    .. ((after == "" or not after:match("%s")) and " " or "")
+  api.nvim_buf_set_text(buf, row - 1, col, row - 1, col, { text })
+  api.nvim_win_set_cursor(win, { row, col + #text })
 end
 
 --- Open the input float and start insert mode. Returns its window.
@@ -108,6 +129,17 @@ function M.open(opts)
     api.nvim_win_set_cursor(win, { row + 1, 0 })
   end
 
+  -- <M-v>: an image from the system clipboard, named by a token where the cursor is then.
+  local function paste_image()
+    require("minime.editor.pasted_image").paste(function(token)
+      if token and api.nvim_buf_is_valid(buf) and api.nvim_win_is_valid(win) then
+        insert_token(buf, win, token)
+      elseif token then
+        require("minime.ui.say").say("minime: the input closed before the image was read")
+      end
+    end)
+  end
+
   local map = function(modes, lhs, fn, desc)
     vim.keymap.set(modes, lhs, fn, { buffer = buf, nowait = true, desc = "minime: " .. desc })
   end
@@ -118,6 +150,7 @@ function M.open(opts)
   map("n", "<Esc>", cancel, "close (the text is kept as a draft)")
   map("n", "q", cancel, "close (the text is kept as a draft)")
   map({ "n", "i" }, "<C-c>", cancel, "close (the text is kept as a draft)")
+  map({ "n", "i" }, "<M-v>", paste_image, "paste an image from the clipboard")
   -- The float grows (and shrinks) with its text.
   api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
     buffer = buf,

@@ -4,7 +4,8 @@
 ---
 --- `permission.focus` (:h minime-permission-focus):
 ---   "agent" (default; `true` means it too): only from the user looking at the agent — in the
----     conversation float, its input or a permission float — and not typing there (below).
+---     conversation float, its input, a permission float or a question's — and not typing
+---     there (below).
 ---     From a code window, never: the float shows, the statusline and one message say so, and
 ---     keys typed there do what they always do. It is reached with :MiniMePermission.
 ---   "idle": from any window when nobody is typing (the behaviour before "agent").
@@ -74,8 +75,10 @@ function M.busy()
   return nil
 end
 
---- Windows where the user looks at the agent: the conversation float, its input, a prompt.
-local AGENT_WINDOWS = { turn = true, input = true, permission = true }
+--- Windows where the user looks at the agent: the conversation float, its input, a float that
+--- asks (a permission prompt, the agent's question: the user there is answering the agent, so
+--- one kind's float takes the focus from the other's, as from the conversation).
+local AGENT_WINDOWS = { turn = true, input = true, permission = true, elicitation = true }
 
 --- Whether the current window is one where the user looks at the agent.
 ---@return boolean
