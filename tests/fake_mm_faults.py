@@ -38,7 +38,16 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
 ``/shell-write PATH TEXT``      a shell command that writes: ``bash: sh -c …``, a permission
                                 request naming no file, then TEXT (and a newline) written to
                                 PATH on disk (missing: created; TEXT ``-``: PATH deleted).
-                                In both, ``\\n`` in TEXT is a line break.
+``/located-write PATH TEXT``    an edit that names PATH only in its ``locations`` (no diff; its
+                                permission request names no file), then TEXT written to PATH on
+                                disk by the agent itself. In these, ``\\n`` in TEXT is a line
+                                break.
+``/locate PATH[:LINE]...``      a read whose ``tool_call`` has the first PATH (and LINE) in its
+                                ``locations``, each next one in a ``tool_call_update``
+                                (in_progress), then completed: ``locate -> done``. PATH is
+                                relative to the session's cwd unless absolute.
+``/locate-wait FILE PATH``      ``/locate PATH`` (PATH[:LINE]), its result sent once FILE (in
+                                the session's cwd) exists.
 ==============================  ================================================================
 """
 
@@ -319,6 +328,70 @@ async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
         await mm.say(turn, "bash -> ran")
 
 
+async def _located_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+    path, full, text = _write_args(turn, rest)
+    call = {
+        "toolCallId": f"call_{next(mm.call_ids)}",
+        "title": f"Edit {path}",
+        "kind": "edit",
+        "status": "pending",
+        "locations": [{"path": full}],
+        "rawInput": {"path": path},
+    }
+    await mm.report_call(turn, call)
+    asked = {key: value for key, value in call.items() if key != "locations"}
+    if not await mm.allowed(turn, "edit", asked):
+        await mm.report_end(turn, call["toolCallId"], "[edit rejected by user]", True)
+        return
+    Path(full).write_text(text)
+    await mm.report_end(turn, call["toolCallId"], f"done: {call['title']}", False)
+    await mm.say(turn, f"edit -> wrote {path}")
+
+
+def _location(turn: Turn, spec: str) -> dict[str, Any]:
+    """PATH[:LINE] as an ACP location (PATH made absolute from the session's cwd)."""
+    head, _, tail = spec.rpartition(":")
+    path, line = (head, tail) if head and tail.isdigit() else (spec, "")
+    location: dict[str, Any] = {"path": os.path.join(turn.session.cwd, path)}
+    if line:
+        location["line"] = int(line)
+    return location
+
+
+async def _locate(mm: FakeMM, turn: Turn, rest: str, until: str | None = None) -> None:
+    specs = rest.split()
+    call_id = f"call_{next(mm.call_ids)}"
+    first = _location(turn, specs[0])
+    call = {
+        "toolCallId": call_id,
+        "title": f"Read {specs[0]}",
+        "kind": "read",
+        "status": "pending",
+        "locations": [first],
+    }
+    await mm.report_call(turn, call)
+    for spec in specs[1:]:
+        await mm.update(
+            turn.session.id,
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "status": "in_progress",
+                "locations": [_location(turn, spec)],
+            },
+        )
+    if until is not None:
+        while not os.path.exists(os.path.join(turn.session.cwd, until)):
+            await asyncio.sleep(0.02)
+    await mm.report_end(turn, call_id, "read", False)
+    await mm.say(turn, "locate -> done")
+
+
+async def _locate_wait(mm: FakeMM, turn: Turn, rest: str) -> None:
+    until, _, specs = rest.partition(" ")
+    await _locate(mm, turn, specs, until)
+
+
 FAULTS: dict[str, Command] = {
     "/bigline": _bigline,
     "/deaf": _deaf,
@@ -344,4 +417,7 @@ FAULTS: dict[str, Command] = {
     "/disk-write": _disk_write,
     "/ask-write": _ask_write,
     "/shell-write": _shell_write,
+    "/located-write": _located_write,
+    "/locate": _locate,
+    "/locate-wait": _locate_wait,
 }
