@@ -28,6 +28,11 @@ M.win = nil
 ---@type {path: string, line: integer}?
 M.shown = nil
 
+--- Why a location could not be shown, newest last (tests read it; the user is not told:
+--- following is a courtesy, and the conversation's tool line says where the agent is).
+---@type string[]
+M.errors = {}
+
 ---@type {path: string, line: integer}?
 local pending
 ---@type uv.uv_timer_t?
@@ -204,7 +209,13 @@ local function try()
   local loc = pending
   pending = nil
   stop_timer()
-  show(loc)
+  local ok, err = pcall(show, loc) -- E36 (no room for the split), a buffer's autocommand
+  if not ok then
+    M.errors[#M.errors + 1] = tostring(err)
+    if #M.errors > 20 then
+      table.remove(M.errors, 1)
+    end
+  end
 end
 
 --- One batch of turn events (minime.rpc.apply): a tool call's first location, when it is new
