@@ -279,11 +279,17 @@ def _write_args(turn: Turn, rest: str) -> tuple[str, str, str]:
 
 
 async def _write_if_allowed(
-    mm: FakeMM, turn: Turn, key: str, call: dict[str, Any], write: Callable[[], None]
+    mm: FakeMM,
+    turn: Turn,
+    key: str,
+    call: dict[str, Any],
+    write: Callable[[], None],
+    asked: dict[str, Any] | None = None,
 ) -> bool:
-    """Report ``call``, ask permission for it, then ``write`` (what the tool does on disk)."""
+    """Report ``call``, ask permission for it (as ``asked`` names it, else as it is), then
+    ``write`` (what the tool does on disk)."""
     await mm.report_call(turn, call)
-    if not await mm.allowed(turn, key, call):
+    if not await mm.allowed(turn, key, call if asked is None else asked):
         await mm.report_end(turn, call["toolCallId"], f"[{key} rejected by user]", True)
         return False
     write()
@@ -295,20 +301,30 @@ def _write_file(full: str, text: str) -> Callable[[], None]:
     return lambda: Path(full).write_text(text)
 
 
+def _edit_call(mm: FakeMM, title: str, full: str, **fields: Any) -> dict[str, Any]:
+    """An agent's own edit tool's ``tool_call``, its file (``full``) in its locations."""
+    return {
+        "toolCallId": f"call_{next(mm.call_ids)}",
+        "title": title,
+        "kind": "edit",
+        "status": "pending",
+        "locations": [{"path": full}],
+        **fields,
+    }
+
+
 async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
     path, full, text = _write_args(turn, rest)
     old = None
     with contextlib.suppress(OSError), open(full) as f:
         old = f.read()
-    call = {
-        "toolCallId": f"call_{next(mm.call_ids)}",
-        "title": f"Write {path}",
-        "kind": "edit",
-        "status": "pending",
-        "locations": [{"path": full}],
-        "content": [{"type": "diff", "path": full, "oldText": old, "newText": text}],
-        "rawInput": {"file_path": full, "content": text},
-    }
+    call = _edit_call(
+        mm,
+        f"Write {path}",
+        full,
+        content=[{"type": "diff", "path": full, "oldText": old, "newText": text}],
+        rawInput={"file_path": full, "content": text},
+    )
     if await _write_if_allowed(mm, turn, "write", call, _write_file(full, text)):
         await mm.say(turn, f"write -> wrote {path}")
 
@@ -330,22 +346,10 @@ async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
 
 async def _located_write(mm: FakeMM, turn: Turn, rest: str) -> None:
     path, full, text = _write_args(turn, rest)
-    call = {
-        "toolCallId": f"call_{next(mm.call_ids)}",
-        "title": f"Edit {path}",
-        "kind": "edit",
-        "status": "pending",
-        "locations": [{"path": full}],
-        "rawInput": {"path": path},
-    }
-    await mm.report_call(turn, call)
+    call = _edit_call(mm, f"Edit {path}", full, rawInput={"path": path})
     asked = {key: value for key, value in call.items() if key != "locations"}
-    if not await mm.allowed(turn, "edit", asked):
-        await mm.report_end(turn, call["toolCallId"], "[edit rejected by user]", True)
-        return
-    Path(full).write_text(text)
-    await mm.report_end(turn, call["toolCallId"], f"done: {call['title']}", False)
-    await mm.say(turn, f"edit -> wrote {path}")
+    if await _write_if_allowed(mm, turn, "edit", call, _write_file(full, text), asked):
+        await mm.say(turn, f"edit -> wrote {path}")
 
 
 def _location(turn: Turn, spec: str) -> dict[str, Any]:
