@@ -182,19 +182,45 @@ def test_follow_toggles_before_start_up_and_mid_turn(tmp_path: Path) -> None:
         assert (s["file"], s["line"]) == ("c.txt", 5), "off again: a.txt:9 not shown"
 
 
-def test_cr_on_a_tool_line_opens_its_location_in_the_code_window(tmp_path: Path) -> None:
+def test_cr_on_a_tool_line_opens_its_location_in_the_code_window_mid_turn(
+    tmp_path: Path,
+) -> None:
     with follow_editor(tmp_path, follow=False) as ed:
         mine = user_window(ed)
-        ed.turn("/locate b.txt:7\n/say after")
+        ed.ask("/say before\n/locate-wait go b.txt:7\n/say after")
+        header = ed.wait_line("⚙ Read b.txt:7")
         t = ed.lua("return require('minime.ui.turn').get(...)", ed.cwd)
-        assert t["win"], "the conversation float is shown"
-        row = ed.conversation_lines().index(
-            next(x for x in ed.conversation_lines() if "Read b" in x)
-        )
+        assert t["win"] and t["running"], "the conversation float is shown, the turn runs"
+        lines = ed.conversation_lines()
         ed.lua("vim.api.nvim_set_current_win(...)", t["win"])
-        ed.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", row + 1)
+        ed.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", lines.index("before") + 1)
+        ed.nvim.input("<CR>")  # not a tool line: <CR> moves down, as before
+        wait_for(lambda: ed.lua("return vim.fn.line('.')") > lines.index("before") + 1, 5)
+        assert ed.lua("return vim.api.nvim_get_current_win()") == t["win"]
+        ed.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", lines.index(header) + 1)
         ed.nvim.input("<CR>")
         wait_for(lambda: ed.lua("return vim.fn.expand('%:t')") == "b.txt", 10, message="for b.txt")
         assert ed.lua("return vim.api.nvim_get_current_win()") == mine, "a code window, no float"
         assert ed.lua("return vim.fn.line('.')") == 7
         assert seen(ed)["win"] is None, "follow is off: <CR> opened no follow window"
+        (tmp_path / "go").write_text("")
+        assert ed.wait_done(1)["stop_reason"] == "end_turn"
+
+
+def test_follow_toggled_while_the_agent_starts(tmp_path: Path) -> None:
+    files(tmp_path)
+    hold = tmp_path / "started"
+    opts = {
+        "mm": FAKE_MM_BIN,
+        "config": agent_file(tmp_path, fake={"hold_initialize": str(hold)}),
+        "permission": {"idle": 0},
+    }
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        mine = user_window(ed)
+        ed.ask("/locate a.txt:4")
+        wait_for(lambda: ed.lua("return require('minime.host').chan") is not None, 20)
+        ed.nvim.command("MiniMeFollow")
+        ed.wait_note("minime: follow on")
+        hold.write_text("")
+        ed.wait_done(1)
+        assert wait_shown(ed, "a.txt", 4)["current"] == mine
