@@ -141,7 +141,8 @@ local function show(loc)
     return
   end
   local win = M.win
-  if not (win and normal(win)) or not pcall(api.nvim_win_set_buf, win, buf) then
+  local shown = win and normal(win) and api.nvim_win_get_buf(win) == buf
+  if not shown and (not (win and normal(win)) or not pcall(api.nvim_win_set_buf, win, buf)) then
     local under = M.code_window()
     if not under then
       return
@@ -226,7 +227,7 @@ function M.see(cwd, events)
   if not M.enabled() then
     return
   end
-  local reached
+  local reached = {} -- the locations new for their call, in order
   for _, ev in ipairs(events) do
     if type(ev) == "table" and ev.kind == "begin" then
       taken[cwd] = {}
@@ -237,17 +238,20 @@ function M.see(cwd, events)
         local line = tonumber(loc.line) or 1
         local key, calls = path .. ":" .. line, taken[cwd] or {}
         taken[cwd] = calls
-        local real = calls[tostring(ev.id)] ~= key and allowed(cwd, path)
-        calls[tostring(ev.id)] = key
-        if real then
-          reached = { path = real, line = line }
+        if calls[tostring(ev.id)] ~= key then
+          calls[tostring(ev.id)] = key
+          reached[#reached + 1] = { path = path, line = line }
         end
       end
     end
   end
-  if reached then
-    pending = reached
-    try()
+  -- The last one that may be shown: where the agent is now (one check in the usual batch).
+  for i = #reached, 1, -1 do
+    local real = allowed(cwd, reached[i].path)
+    if real then
+      pending = { path = real, line = reached[i].line }
+      return try()
+    end
   end
 end
 
