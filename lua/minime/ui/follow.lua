@@ -96,18 +96,22 @@ local function normal(win)
     and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
 end
 
+--- Whether `win` is a normal window showing a file (not a quickfix list, help, terminal).
+local function code(win)
+  return normal(win) and vim.bo[api.nvim_win_get_buf(win)].buftype == ""
+end
+
 --- The user's code window: the current one, or the one they came from to a float, else the
---- first normal window of the tab page.
+--- first window of the tab page showing a file, else its first normal window.
 ---@return integer?
 function M.code_window()
-  for _, win in ipairs({ api.nvim_get_current_win(), vim.fn.win_getid(vim.fn.winnr("#")) }) do
-    if normal(win) then
-      return win
-    end
-  end
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if normal(win) then
-      return win
+  local candidates = { api.nvim_get_current_win(), vim.fn.win_getid(vim.fn.winnr("#")) }
+  vim.list_extend(candidates, api.nvim_tabpage_list_wins(0))
+  for _, fits in ipairs({ code, normal }) do
+    for _, win in ipairs(candidates) do
+      if fits(win) then
+        return win
+      end
     end
   end
 end
