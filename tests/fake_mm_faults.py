@@ -38,16 +38,7 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
 ``/shell-write PATH TEXT``      a shell command that writes: ``bash: sh -c …``, a permission
                                 request naming no file, then TEXT (and a newline) written to
                                 PATH on disk (missing: created; TEXT ``-``: PATH deleted).
-``/located-write PATH TEXT``    an edit that names PATH only in its ``locations`` (no diff; its
-                                permission request names no file), then TEXT written to PATH on
-                                disk by the agent itself. In these, ``\\n`` in TEXT is a line
-                                break.
-``/locate PATH[:LINE]...``      a read whose ``tool_call`` has the first PATH (and LINE) in its
-                                ``locations``, each next one in a ``tool_call_update``
-                                (in_progress), then completed: ``locate -> done``. PATH is
-                                relative to the session's cwd unless absolute.
-``/locate-wait FILE PATH``      ``/locate PATH`` (PATH[:LINE]), its result sent once FILE (in
-                                the session's cwd) exists.
+                                In both, ``\\n`` in TEXT is a line break.
 ==============================  ================================================================
 """
 
@@ -272,13 +263,13 @@ async def _disk_write(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"edit -> wrote {path}")
 
 
-def _write_args(turn: Turn, rest: str) -> tuple[str, str, str]:
+def write_args(turn: Turn, rest: str) -> tuple[str, str, str]:
     """PATH TEXT (``\\n`` a line break): the path, its full path, the text with its newline."""
     path, _, text = rest.partition(" ")
     return path, os.path.join(turn.session.cwd, path), text.replace("\\n", "\n") + "\n"
 
 
-async def _write_if_allowed(
+async def write_if_allowed(
     mm: FakeMM,
     turn: Turn,
     key: str,
@@ -297,11 +288,11 @@ async def _write_if_allowed(
     return True
 
 
-def _write_file(full: str, text: str) -> Callable[[], None]:
+def write_file(full: str, text: str) -> Callable[[], None]:
     return lambda: Path(full).write_text(text)
 
 
-def _edit_call(mm: FakeMM, title: str, full: str, **fields: Any) -> dict[str, Any]:
+def edit_call(mm: FakeMM, title: str, full: str, **fields: Any) -> dict[str, Any]:
     """An agent's own edit tool's ``tool_call``, its file (``full``) in its locations."""
     return {
         "toolCallId": f"call_{next(mm.call_ids)}",
@@ -314,23 +305,23 @@ def _edit_call(mm: FakeMM, title: str, full: str, **fields: Any) -> dict[str, An
 
 
 async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = _write_args(turn, rest)
+    path, full, text = write_args(turn, rest)
     old = None
     with contextlib.suppress(OSError), open(full) as f:
         old = f.read()
-    call = _edit_call(
+    call = edit_call(
         mm,
         f"Write {path}",
         full,
         content=[{"type": "diff", "path": full, "oldText": old, "newText": text}],
         rawInput={"file_path": full, "content": text},
     )
-    if await _write_if_allowed(mm, turn, "write", call, _write_file(full, text)):
+    if await write_if_allowed(mm, turn, "write", call, write_file(full, text)):
         await mm.say(turn, f"write -> wrote {path}")
 
 
 async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = _write_args(turn, rest)
+    path, full, text = write_args(turn, rest)
     command = f"sh -c 'printf %s {text!r} > {path}'"
     call = {
         "toolCallId": f"call_{next(mm.call_ids)}",
@@ -339,61 +330,9 @@ async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
         "status": "pending",
         "rawInput": {"command": command},
     }
-    write = (lambda: os.remove(full)) if text == "-\n" else _write_file(full, text)
-    if await _write_if_allowed(mm, turn, "bash", call, write):
+    write = (lambda: os.remove(full)) if text == "-\n" else write_file(full, text)
+    if await write_if_allowed(mm, turn, "bash", call, write):
         await mm.say(turn, "bash -> ran")
-
-
-async def _located_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = _write_args(turn, rest)
-    call = _edit_call(mm, f"Edit {path}", full, rawInput={"path": path})
-    asked = {key: value for key, value in call.items() if key != "locations"}
-    if await _write_if_allowed(mm, turn, "edit", call, _write_file(full, text), asked):
-        await mm.say(turn, f"edit -> wrote {path}")
-
-
-def _location(turn: Turn, spec: str) -> dict[str, Any]:
-    """PATH[:LINE] as an ACP location (PATH made absolute from the session's cwd)."""
-    head, _, tail = spec.rpartition(":")
-    path, line = (head, tail) if head and tail.isdigit() else (spec, "")
-    location: dict[str, Any] = {"path": os.path.join(turn.session.cwd, path)}
-    if line:
-        location["line"] = int(line)
-    return location
-
-
-async def _locate(mm: FakeMM, turn: Turn, rest: str, until: str | None = None) -> None:
-    specs = rest.split()
-    call_id = f"call_{next(mm.call_ids)}"
-    first = _location(turn, specs[0])
-    call = {
-        "toolCallId": call_id,
-        "title": f"Read {specs[0]}",
-        "kind": "read",
-        "status": "pending",
-        "locations": [first],
-    }
-    await mm.report_call(turn, call)
-    for spec in specs[1:]:
-        await mm.update(
-            turn.session.id,
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": call_id,
-                "status": "in_progress",
-                "locations": [_location(turn, spec)],
-            },
-        )
-    if until is not None:
-        while not os.path.exists(os.path.join(turn.session.cwd, until)):
-            await asyncio.sleep(0.02)
-    await mm.report_end(turn, call_id, "read", False)
-    await mm.say(turn, "locate -> done")
-
-
-async def _locate_wait(mm: FakeMM, turn: Turn, rest: str) -> None:
-    until, _, specs = rest.partition(" ")
-    await _locate(mm, turn, specs, until)
 
 
 FAULTS: dict[str, Command] = {
@@ -421,7 +360,4 @@ FAULTS: dict[str, Command] = {
     "/disk-write": _disk_write,
     "/ask-write": _ask_write,
     "/shell-write": _shell_write,
-    "/located-write": _located_write,
-    "/locate": _locate,
-    "/locate-wait": _locate_wait,
 }
