@@ -67,35 +67,21 @@ def main() -> None:
         off = run(cwd, False, batches)
         on = run(cwd, True, batches)
         common = {"n": batches, "calls_per_batch": CALLS}
-        emit(
-            "follow",
-            "batch_p50",
-            median(on),
-            "ms",
-            baseline=median(off),
-            baseline_of="the same batches, follow off",
-            **common,
-        )
-        emit(
-            "follow",
-            "batch_p99",
-            quantile(on, 0.99),
-            "ms",
-            baseline=quantile(off, 0.99),
-            baseline_of="the same batches, follow off",
-            **common,
-        )
         # Batches 1..FILES/CALLS load new files; later ones show files already loaded.
-        fresh = on[: FILES // CALLS]
-        emit(
-            "follow",
-            "batch_loading_a_file_p50",
-            median(fresh),
-            "ms",
-            baseline=median(on[FILES // CALLS + 1 :]),
-            baseline_of="batches showing a file already loaded",
-            n=len(fresh),
-        )
+        fresh, loaded = on[: FILES // CALLS], on[FILES // CALLS + 1 :]
+        off_said = "the same batches, follow off"
+        for metric, value, baseline, of, extra in (
+            ("batch_p50", median(on), median(off), off_said, common),
+            ("batch_p99", quantile(on, 0.99), quantile(off, 0.99), off_said, common),
+            (
+                "batch_loading_a_file_p50",
+                median(fresh),
+                median(loaded),
+                "batches showing a file already loaded",
+                {"n": len(fresh)},
+            ),
+        ):
+            emit("follow", metric, value, "ms", baseline=baseline, baseline_of=of, **extra)
         emit("follow", "wall", (time.perf_counter() - t0) * 1000, "ms")
 
 
