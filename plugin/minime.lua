@@ -120,6 +120,9 @@ end, {
   nargs = "*",
   desc = "Ask the agent about the reviewed hunk under the cursor (its lines go along)",
 })
+cmd("MiniMeFollow", function()
+  require("minime.ui.follow").toggle()
+end, { desc = "Follow the agent: show the files its tool calls work on (toggles `follow`)" })
 cmd("MiniMeInstall", function()
   require("minime").install()
 end, { desc = "Create or update the plugin's Python environment" })

@@ -263,18 +263,24 @@ async def _disk_write(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"edit -> wrote {path}")
 
 
-def _write_args(turn: Turn, rest: str) -> tuple[str, str, str]:
+def write_args(turn: Turn, rest: str) -> tuple[str, str, str]:
     """PATH TEXT (``\\n`` a line break): the path, its full path, the text with its newline."""
     path, _, text = rest.partition(" ")
     return path, os.path.join(turn.session.cwd, path), text.replace("\\n", "\n") + "\n"
 
 
-async def _write_if_allowed(
-    mm: FakeMM, turn: Turn, key: str, call: dict[str, Any], write: Callable[[], None]
+async def write_if_allowed(
+    mm: FakeMM,
+    turn: Turn,
+    key: str,
+    call: dict[str, Any],
+    write: Callable[[], None],
+    asked: dict[str, Any] | None = None,
 ) -> bool:
-    """Report ``call``, ask permission for it, then ``write`` (what the tool does on disk)."""
+    """Report ``call``, ask permission for it (as ``asked`` names it, else as it is), then
+    ``write`` (what the tool does on disk)."""
     await mm.report_call(turn, call)
-    if not await mm.allowed(turn, key, call):
+    if not await mm.allowed(turn, key, call if asked is None else asked):
         await mm.report_end(turn, call["toolCallId"], f"[{key} rejected by user]", True)
         return False
     write()
@@ -282,30 +288,40 @@ async def _write_if_allowed(
     return True
 
 
-def _write_file(full: str, text: str) -> Callable[[], None]:
+def write_file(full: str, text: str) -> Callable[[], None]:
     return lambda: Path(full).write_text(text)
 
 
-async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = _write_args(turn, rest)
-    old = None
-    with contextlib.suppress(OSError), open(full) as f:
-        old = f.read()
-    call = {
+def edit_call(mm: FakeMM, title: str, full: str, **fields: Any) -> dict[str, Any]:
+    """An agent's own edit tool's ``tool_call``, its file (``full``) in its locations."""
+    return {
         "toolCallId": f"call_{next(mm.call_ids)}",
-        "title": f"Write {path}",
+        "title": title,
         "kind": "edit",
         "status": "pending",
         "locations": [{"path": full}],
-        "content": [{"type": "diff", "path": full, "oldText": old, "newText": text}],
-        "rawInput": {"file_path": full, "content": text},
+        **fields,
     }
-    if await _write_if_allowed(mm, turn, "write", call, _write_file(full, text)):
+
+
+async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
+    path, full, text = write_args(turn, rest)
+    old = None
+    with contextlib.suppress(OSError), open(full) as f:
+        old = f.read()
+    call = edit_call(
+        mm,
+        f"Write {path}",
+        full,
+        content=[{"type": "diff", "path": full, "oldText": old, "newText": text}],
+        rawInput={"file_path": full, "content": text},
+    )
+    if await write_if_allowed(mm, turn, "write", call, write_file(full, text)):
         await mm.say(turn, f"write -> wrote {path}")
 
 
 async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = _write_args(turn, rest)
+    path, full, text = write_args(turn, rest)
     command = f"sh -c 'printf %s {text!r} > {path}'"
     call = {
         "toolCallId": f"call_{next(mm.call_ids)}",
@@ -314,8 +330,8 @@ async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
         "status": "pending",
         "rawInput": {"command": command},
     }
-    write = (lambda: os.remove(full)) if text == "-\n" else _write_file(full, text)
-    if await _write_if_allowed(mm, turn, "bash", call, write):
+    write = (lambda: os.remove(full)) if text == "-\n" else write_file(full, text)
+    if await write_if_allowed(mm, turn, "bash", call, write):
         await mm.say(turn, "bash -> ran")
 
 

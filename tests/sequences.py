@@ -67,7 +67,7 @@ def bad_errors(text: str) -> list[str]:
 
 
 # Scripts of the fake mm an ask may run: text, a slow stream (still running at the next step),
-# a permission prompt (/bash), a tool call, thinking and a plan.
+# a permission prompt (/bash), a tool call, thinking, a plan and a call naming a location.
 ASKS = [
     "/say hi",
     "/say **bold** and `code`",
@@ -77,6 +77,7 @@ ASKS = [
     "/plan",
     "/tool open_buffers",
     "/chunks 40 3",
+    "/locate a.txt:2",  # a location: with follow on, the follow window shows it
 ]
 
 # The steps a sequence is drawn from (with their weights). `ask+` waits for the turn's end.
@@ -91,6 +92,7 @@ COMMANDS: list[tuple[str, int]] = [
     (":MiniMeStop", 1),
     (":MiniMeLog", 1),
     (":MiniMePermission", 2),
+    (":MiniMeFollow", 2),
     ("float", 5),  # go into the conversation float (as <C-w>w would, or a click)
     ("i", 4),
     ("<Esc>", 5),

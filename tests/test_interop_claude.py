@@ -604,3 +604,31 @@ def test_claudes_disk_write_is_reviewed_and_rejected(tmp_path: Path) -> None:
         ed.nvim.command("MiniMeReject")
         assert notes.read_text() == "old\n"
         assert ed.nvim.current.buffer[:] == ["old"]
+
+
+def test_follow_shows_the_file_claude_reads_and_writes(tmp_path: Path) -> None:
+    """claude-agent-acp's Read and Write name their file in ACP ``locations`` (Read with a
+    1-based line): with ``follow``, it shows in the follow window below the user's, unfocused,
+    while the Write still waits for its permission."""
+    opts = {"follow": True, "permission": {"idle": 0}}
+    with claude_editor(tmp_path, **opts) as claude:
+        ed = claude.ed
+        Path(ed.cwd, "notes.txt").write_text("old\n")
+        Path(ed.cwd, "main.txt").write_text("mine\n")
+        ed.nvim.command("edit main.txt")
+        mine = ed.lua("return vim.api.nvim_get_current_win()")
+        ed.ask("update notes")
+        ed.permission_win()
+        shown = (
+            "local f = require('minime.ui.follow') local w = f.win"
+            " if not (w and vim.api.nvim_win_is_valid(w)) then return nil end"
+            " local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))"
+            " return { vim.fn.fnamemodify(name, ':t'), vim.api.nvim_win_get_cursor(w)[1],"
+            " vim.api.nvim_win_get_config(w).relative }"
+        )
+        wait_for(lambda: ed.lua(shown) == ["notes.txt", 1, ""], 20, message="for notes.txt")
+        assert ed.lua("return require('minime.ui.follow').win") != mine
+        assert ed.lua("return vim.api.nvim_get_current_win()") == mine, "never focused"
+        ed.answer_permission("1")
+        assert ed.wait_done(1)["stop_reason"] == "end_turn"
+        assert ed.lua(shown)[0] == "notes.txt"

@@ -458,3 +458,56 @@ def test_codex_advertises_its_slash_commands_and_status_completes_and_runs(
         assert "**Model:** scripted" in text and "**Sandbox:** read-only" in text, text
         assert len(model.turns()) == 1, "codex answered /status itself"
         assert ed.turn_errors() == []
+
+
+# -- apply_patch reviewed ----------------------------------------------------------------------
+
+PATCH = """*** Begin Patch
+*** Update File: a.txt
+@@
+ l2
+-l3
++X3
+ l4
+*** End Patch
+"""
+
+
+def patching(items: list[dict[str, Any]]) -> Reply:
+    """The model asks codex to apply PATCH (its apply_patch, through the shell tool as codex's
+    models do), then says it is done."""
+    if last_call(items) is None:
+        cmd = f"apply_patch <<'EOF'\n{PATCH}EOF\n"
+        return Reply(text="Patching.", tool="exec_command", arguments={"cmd": cmd})
+    return Reply(text="All done.")
+
+
+def test_codex_apply_patch_is_reviewed_and_rejected(tmp_path: Path) -> None:
+    """Codex applies the patch itself, on disk, once allowed ("Edit files", its diff shown);
+    outside git the file, not loaded, is recorded when the call names it, so :MiniMeReview
+    lists the hunk and :MiniMeReject puts the file back."""
+    with codex_editor(tmp_path, next_step=patching, watch=True) as (ed, model):
+        a = Path(ed.cwd, "a.txt")
+        a.write_text("l1\nl2\nl3\nl4\nl5\n")
+        ed.ask("patch a.txt")
+        ed.permission_win()
+        assert ed.prompts() == ["Edit files"]
+        assert a.read_text() == "l1\nl2\nl3\nl4\nl5\n", "nothing written before the answer"
+        ed.answer_permission("1")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+        assert a.read_text() == "l1\nl2\nX3\nl4\nl5\n", "codex applied its patch"
+        assert "⚙ Editing files  [edit] completed" in ed.turn_lines()
+
+        items = (
+            "return vim.tbl_map(function(i) return { vim.fn.fnamemodify("
+            "vim.api.nvim_buf_get_name(i.bufnr), ':t'), i.lnum, i.text } end,"
+            " vim.fn.getqflist())"
+        )
+        ed.nvim.command("MiniMeReview")
+        wait_for(lambda: ed.lua(items) == [["a.txt", 3, "+1 -1 X3"]], 20, message="the review")
+        assert ed.lua("return vim.fn.getqflist({ title = 1 }).title").startswith("minime review: ")
+        ed.nvim.command("MiniMeReject")
+        assert a.read_text() == "l1\nl2\nl3\nl4\nl5\n", "rejected: the file as it was"
+        ed.nvim.command("MiniMeReview")
+        ed.wait_note("nothing to review")
+        assert ed.turn_errors() == [] and len(model.turns()) == 2

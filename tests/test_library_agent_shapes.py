@@ -111,6 +111,29 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     ]
 
 
+def test_a_calls_locations_come_with_it_move_in_updates_and_are_bounded(tmp_path: Path) -> None:
+    """ACP's ``locations`` (path, line) reach the program on the call, as the last update that
+    named them said; an update naming none keeps them; a flood is cut and a path no file can
+    have is dropped."""
+    events = asyncio.run(events_of("locations", tmp_path))
+    seen = [
+        (e.kind, [(loc.path, loc.line) for loc in e.call.locations or []])
+        for e in events
+        if e.call is not None and e.call.id == "r1"
+    ]
+    a, b = str(tmp_path / "a.py"), str(tmp_path / "b.py")
+    assert seen == [
+        ("tool_call", [(a, None)]),
+        ("tool_update", [(b, 7)]),
+        ("tool_result", [(b, 7)]),
+    ]
+    [grep] = [e for e in events if e.kind == "tool_call" and e.call and e.call.id == "r2"]
+    assert grep.call is not None and grep.call.locations is not None
+    paths = [loc.path for loc in grep.call.locations]
+    assert len(paths) == 50 and paths[:2] == [f"{tmp_path}/f0.py", f"{tmp_path}/f1.py"]
+    assert isinstance(grep.call.locations[0], minime.ToolCallLocation)
+
+
 def test_vendor_notifications_are_debug_lines(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -48,8 +48,28 @@ WIPE_FROM_OTHER_TAB = [
 ]
 
 
+# Following the agent while windows and tab pages come and go, and with no room for a split.
+FOLLOW_WINDOWS = [
+    ":MiniMeFollow",
+    "ask+ /locate a.txt:2",
+    ":only",
+    ":MiniMeAsk /locate a.txt:2",
+    ":tabnew",
+    "ask+ /locate a.txt:2",
+    ":close",
+    ":tabclose",
+    ":set lines=8",
+    ":split",
+    ":split",
+    "ask+ /locate a.txt:2",
+    ":MiniMeFollow",
+]
+
+
 @pytest.mark.parametrize(
-    "steps", [REPLY_THEN_OTHER_TAB, WIPE_FROM_OTHER_TAB], ids=["reply-then-tab", "wipe-in-tab"]
+    "steps",
+    [REPLY_THEN_OTHER_TAB, WIPE_FROM_OTHER_TAB, FOLLOW_WINDOWS],
+    ids=["reply-then-tab", "wipe-in-tab", "follow-windows"],
 )
 def test_a_sequence_that_crashed_neovim_now_leaves_it_running(
     tmp_path: Path, steps: list[str]

@@ -259,3 +259,29 @@ def test_review_before_any_turn_and_while_the_turn_still_runs(tmp_path: Path) ->
         buf = ed.lua("return vim.fn.bufnr(...)", str(tmp_path / "a.txt"))
         wait_for(lambda: lines(ed, buf) == ["second"], 10, message="for the buffer to follow")
         assert review(ed)["items"] == [["a.txt", 1, "+1 -1 second"]]
+
+
+def test_outside_git_a_file_named_only_by_a_calls_locations_is_reviewed(tmp_path: Path) -> None:
+    """An agent's own edit tool that names its file only in ``locations`` (no diff, a
+    permission request naming nothing, the write on disk): the baseline took the file when the
+    tool call named it, so the review shows and rejects the hunk."""
+    c = tmp_path / "c.txt"
+    c.write_text("\n".join(LINES) + "\n")
+    with editor(tmp_path) as ed:
+        turn_with_writes(ed, f"/located-write c.txt {AGENT_TEXT}", writes=1)
+        assert c.read_text().splitlines() == AGENT
+        q = review(ed)
+        assert q["items"] == [["c.txt", 3, "+1 -1 X3"], ["c.txt", 6, "+1 -1 X6"]]
+        ed.nvim.command("MiniMeReject!")
+        assert c.read_text().splitlines() == LINES
+
+        # A call that only reads (no permission asked): its tool_call's location alone names
+        # the file, before the agent's next step writes it (here, the test as that step).
+        (tmp_path / "d.txt").write_text("d1\nd2\n")
+        count = len(ed.done()) + 1
+        ed.ask("/locate-wait go d.txt:2")
+        ed.wait_line("⚙ Read d.txt:2")
+        (tmp_path / "d.txt").write_text("d1\nD2\n")
+        (tmp_path / "go").write_text("")
+        ed.wait_done(count)
+        assert review(ed)["items"] == [["d.txt", 2, "+1 -1 D2"]]

@@ -64,6 +64,10 @@ local function defaults()
     -- the whole title; an allow rule's wildcards never match ; & | < > ` $( or a newline;
     -- `kind` (or mm's "bash: " / "client: " prefix) limits the tool kind (:h minime-rules).
     permission_rules = {},
+    -- Show the file each tool call works on (its ACP locations), at its line, in a split
+    -- below your code window as the agent reaches it: never focused, never while you type,
+    -- only files under the cwd the deny list allows. :MiniMeFollow toggles it.
+    follow = false,
     -- Your own tools: { { name, description, input_schema, handler = function(args, ctx) end } }
     tools = {},
     -- Built-in tools to disable: a list of names, or function(cwd) returning one.

@@ -31,6 +31,10 @@ function M.apply(key, events)
   pcall(require("minime.review.baseline").see, key, events)
   -- Looked up at each call: a bench or test may wrap minime.ui.turn's apply.
   require("minime.ui.turn").apply(key, events)
+  -- `follow`: the file a tool call works on shows beside the code (minime.ui.follow).
+  if require("minime.config").options.follow then
+    pcall(require("minime.ui.follow").see, key, events)
+  end
   -- A tool call ended, or the turn: files the agent changed on disk are refreshed.
   for i = #events, 1, -1 do
     local kind = type(events[i]) == "table" and events[i].kind
@@ -83,6 +87,7 @@ function M.permission(req)
   pcall(require("minime.review.baseline").name_diffs, req.cwd, req.content)
   local permission = require("minime.config").options.permission
   req.timeout = type(permission) == "table" and permission.timeout or nil
+  pcall(require("minime.review.baseline").name_locations, req.cwd, req.locations)
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
     to_host("permission_answer", {
       id = req.id,

@@ -16,6 +16,9 @@ example agent) and runs no model: each prompt's words pick what it sends.
 - ``usage N COST``: a ``usage_update`` (N tokens used of 200,000, COST dollars) and a
   ``session_info_update`` titling the session ``Parser fix N``;
 - ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
+- ``locations``: a read whose ``locations`` come with its ``tool_call`` (claude-agent-acp: the
+  path and a 1-based line), move in a ``tool_call_update``, stay when an update names none, and
+  a call naming 60 locations, one of them a 5,000-character path;
 - ``unended``: tool calls still pending / in progress when the turn ends;
 - ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
 - ``stale``: in this turn, a ``tool_call_update`` for ``late``'s call (``l1``), then ``fresh``;
@@ -54,6 +57,7 @@ SCENARIOS = {
     "ready",
     "usage",
     "nokind",
+    "locations",
     "unended",
     "stale",
 }
@@ -150,6 +154,15 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
         call(sid, "k1", title="Find needle", kind="search", status="pending")
         call_update(sid, "k1", status="in_progress")
         call_update(sid, "k1", status="completed", rawOutput={"output": "found"})
+    if "locations" in words:
+        a, b = os.path.join(cwd, "a.py"), os.path.join(cwd, "b.py")
+        call(sid, "r1", title="Read a.py", kind="read", status="pending", locations=[{"path": a}])
+        call_update(sid, "r1", status="in_progress", locations=[{"path": b, "line": 7}])
+        call_update(sid, "r1", status="completed", rawOutput={"output": "read"})
+        many = [{"path": f"{cwd}/f{i}.py", "line": i} for i in range(60)]
+        many.insert(1, {"path": "/" + "x" * 5000})
+        call(sid, "r2", title="Grep", kind="search", status="in_progress", locations=many)
+        call_update(sid, "r2", status="completed", rawOutput={"output": "found"})
     if "unended" in words:
         call(sid, "u1", title="Waits for ever", kind="fetch", status="pending")
         call(sid, "u2", title="Runs for ever", kind="execute", status="in_progress")

@@ -5,8 +5,8 @@
 ---     shows the user's own edits as the agent's;
 ---   * in a git work tree, a snapshot of the whole tree (minime.review.git), off the main loop:
 ---     the ask never waits for it; `pending` until it is written.
---- Then, for a file the turn names (a tool call's diff path, a permission request's, an fs
---- write; see M.name) and not
+--- Then, for a file the turn names (a tool call's diff path or locations, a permission
+--- request's, an fs write; see M.name) and not
 --- yet recorded, its text at that moment, before the write that names it is applied.
 local git = require("minime.review.git")
 
@@ -125,23 +125,37 @@ function M.name(cwd, path)
   turn.texts[path] = M.current(path)
 end
 
+--- The file `p` names (absolute, or relative to the cwd) is recorded, when it can be placed.
+---@param cwd string
+---@param p any
+local function name_path(cwd, p)
+  if type(p) == "string" and p ~= "" then
+    local real =
+      require("minime.editor.paths").realpath(p:sub(1, 1) == "/" and p or cwd .. "/" .. p)
+    if real then
+      M.name(cwd, real)
+    end
+  end
+end
+
 --- The files that diffs name (a tool call's `diffs`, or a permission request's `content`:
 --- items {type = "diff", path}) are recorded, before the tool that writes them runs.
 ---@param cwd string
 ---@param diffs any
 function M.name_diffs(cwd, diffs)
-  if type(diffs) ~= "table" then
-    return
+  for _, d in ipairs(type(diffs) == "table" and diffs or {}) do
+    name_path(cwd, type(d) == "table" and (d.type == nil or d.type == "diff") and d.path)
   end
-  for _, d in ipairs(diffs) do
-    local p = type(d) == "table" and (d.type == nil or d.type == "diff") and d.path
-    if type(p) == "string" and p ~= "" then
-      local real =
-        require("minime.editor.paths").realpath(p:sub(1, 1) == "/" and p or cwd .. "/" .. p)
-      if real then
-        M.name(cwd, real)
-      end
-    end
+end
+
+--- The files a tool call's `locations` name ({path, line?}, or a permission request's list of
+--- paths): recorded before the tool runs (outside git, the only record of a file an agent
+--- edits on disk with its own tool).
+---@param cwd string
+---@param locations any
+function M.name_locations(cwd, locations)
+  for _, l in ipairs(type(locations) == "table" and locations or {}) do
+    name_path(cwd, type(l) == "table" and l.path or l)
   end
 end
 
@@ -157,6 +171,7 @@ function M.see(cwd, events)
       M.reset(cwd)
     elseif kind == "tool_call" or kind == "tool_result" then
       M.name_diffs(cwd, ev.diffs)
+      M.name_locations(cwd, ev.locations)
     end
   end
 end

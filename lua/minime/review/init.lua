@@ -10,6 +10,7 @@ local baseline = require("minime.review.baseline")
 local files = require("minime.review.files")
 local git = require("minime.review.git")
 local hunks = require("minime.review.hunks")
+local keys = require("minime.review.keys")
 
 local api = vim.api
 
@@ -73,23 +74,6 @@ local function refresh_qf(r)
   end
 end
 
---- The buffer's own `]h` / `[h` (mini.diff, gitsigns map them per buffer), kept while the
---- review's keys stand in for them: buf -> the maparg() dicts.
----@type table<integer, table[]>
-local saved_keys = {}
-
-local function unmap_keys(buf)
-  for _, lhs in ipairs({ "]h", "[h" }) do
-    pcall(vim.keymap.del, "n", lhs, { buffer = buf })
-  end
-  for _, own in ipairs(saved_keys[buf] or {}) do
-    pcall(api.nvim_buf_call, buf, function()
-      vim.fn.mapset("n", false, own)
-    end)
-  end
-  saved_keys[buf] = nil
-end
-
 local function drop(r, h)
   hunks.undraw(h)
   for i, x in ipairs(r.hunks) do
@@ -103,49 +87,8 @@ local function drop(r, h)
       return refresh_qf(r)
     end
   end
-  unmap_keys(h.buf)
+  keys.unmap(h.buf)
   refresh_qf(r)
-end
-
-local function jump(forward)
-  local r = M.current
-  if not r then
-    return
-  end
-  local buf, line = api.nvim_get_current_buf(), vim.fn.line(".")
-  local best
-  for _, h in ipairs(r.hunks) do
-    local row = h.buf == buf and hunks.range(h)
-    if row and ((forward and row + 1 > line) or (not forward and row + 1 < line)) then
-      if not best or (forward and row < best) or (not forward and row > best) then
-        best = row
-      end
-    end
-  end
-  if best then
-    api.nvim_win_set_cursor(0, { best + 1, 0 })
-  end
-end
-
-local function map_keys(buf)
-  if saved_keys[buf] then
-    return
-  end
-  saved_keys[buf] = {}
-  for lhs, forward in pairs({ ["]h"] = true, ["[h"] = false }) do
-    local own = api.nvim_buf_call(buf, function()
-      return vim.fn.maparg(lhs, "n", false, true)
-    end)
-    if own.buffer == 1 then
-      table.insert(saved_keys[buf], own)
-    end
-    vim.keymap.set("n", lhs, function()
-      jump(forward)
-    end, {
-      buffer = buf,
-      desc = "minime: " .. (forward and "next" or "previous") .. " hunk of the review",
-    })
-  end
 end
 
 local function clear()
@@ -153,7 +96,7 @@ local function clear()
   if r then
     for _, h in ipairs(r.hunks) do
       hunks.undraw(h)
-      unmap_keys(h.buf)
+      keys.unmap(h.buf)
     end
   end
   M.current = nil
@@ -212,7 +155,7 @@ local function build(cwd, turns, title, paths)
       r.base[path] = base
       local found = hunks.place(path, buf, r.base[path])
       if #found > 0 then
-        map_keys(buf)
+        keys.map(buf)
       end
       vim.list_extend(r.hunks, found)
       step()

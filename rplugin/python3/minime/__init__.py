@@ -29,6 +29,7 @@ _EXPORTS = {
     "Event": "model",
     "Result": "model",
     "ToolCall": "model",
+    "ToolCallLocation": "model",
     "SessionMode": "model",
     "SessionModes": "model",
     "ConfigOption": "model",
@@ -64,6 +65,7 @@ __all__ = [
     "SessionModes",
     "Tool",
     "ToolCall",
+    "ToolCallLocation",
     "ToolRequest",
     "choose",
     "connect",
@@ -86,6 +88,7 @@ if TYPE_CHECKING:
         SessionMode,
         SessionModes,
         ToolCall,
+        ToolCallLocation,
         ToolRequest,
     )
     from .permissions import ALLOW, REJECT, Decision, choose

@@ -73,9 +73,20 @@ class ConfigOption(msgspec.Struct, kw_only=True):
     category: str | None = None  # "mode", "model", "thought_level", … (UX only)
 
 
+class ToolCallLocation(msgspec.Struct, kw_only=True):
+    """A file a tool call works on (ACP ``ToolCallLocation``): ``path`` as the agent sent it
+    (absolute, by ACP), ``line`` where in it (1 is the first line, as claude-agent-acp sends
+    it; None: not said)."""
+
+    path: str
+    line: int | None = None
+
+
 class ToolCall(msgspec.Struct, kw_only=True):
     """A tool call the agent reported (or asks permission for). ``title`` and ``kind`` are ""
-    in an update that omits them (a turn's events carry what earlier ones said)."""
+    in an update that omits them (a turn's events carry what earlier ones said).
+    ``locations``: the files it works on, as the last update that named them said (None: no
+    update said; at most MAX_LOCATIONS, see minime.updates)."""
 
     id: str
     title: str = ""
@@ -83,6 +94,7 @@ class ToolCall(msgspec.Struct, kw_only=True):
     status: str | None = None
     input: Any = None
     content: list[Any] = msgspec.field(default_factory=list)
+    locations: list[ToolCallLocation] | None = None
 
 
 class Event(msgspec.Struct, kw_only=True):

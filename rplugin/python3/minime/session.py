@@ -36,6 +36,7 @@ def merged(call: ToolCall, before: ToolCall) -> ToolCall:
         status=call.status or before.status,
         input=call.input if call.input not in (None, {}) else before.input,
         content=call.content or before.content,
+        locations=call.locations if call.locations is not None else before.locations,
     )
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .model import Event, ToolCall
+from .model import Event, ToolCall, ToolCallLocation
 
 TERMINAL_STATUSES = ("completed", "failed")
 # The output of this client's terminal of that id (None: no such terminal here).
@@ -130,6 +130,32 @@ def readable_json(value: Any) -> str:
     return text
 
 
+# Bounds on what one update's ``locations`` may hold: the files a call works on are a few; a
+# path longer than PATH_MAX names no file.
+MAX_LOCATIONS = 50
+MAX_LOCATION_PATH = 4096
+MAX_LINE = 2**31 - 1  # beyond it, no file's line (and no msgpack integer past 2**64)
+
+
+def tool_locations(locations: Any) -> list[ToolCallLocation] | None:
+    """An update's ``locations`` (SDK ToolCallLocation models), bounded: at most MAX_LOCATIONS,
+    paths of at most MAX_LOCATION_PATH characters (longer ones and empty ones dropped), a line
+    past MAX_LINE not said; None when the update names none (not said: earlier ones stand)."""
+    if locations is None:
+        return None
+    kept = []
+    for item in locations:
+        path, line = getattr(item, "path", None), getattr(item, "line", None)
+        if not isinstance(path, str) or not path or len(path) > MAX_LOCATION_PATH:
+            continue
+        if not isinstance(line, int) or isinstance(line, bool) or not 0 <= line <= MAX_LINE:
+            line = None
+        kept.append(ToolCallLocation(path=path, line=line))
+        if len(kept) == MAX_LOCATIONS:
+            break
+    return kept
+
+
 def _tool_call(update: Any, kind: str = "other") -> ToolCall:
     """``kind``: what an update that names none gets ("" for a tool_call_update: keep the
     call's kind; "other", ACP's default, for a new call or a permission request)."""
@@ -140,6 +166,7 @@ def _tool_call(update: Any, kind: str = "other") -> ToolCall:
         status=update.status,
         input=update.raw_input,
         content=[_plain(item) for item in update.content or []],
+        locations=tool_locations(update.locations),
     )
 
 

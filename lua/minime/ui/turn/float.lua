@@ -154,8 +154,8 @@ function M.hide(t)
 end
 
 --- `q` hides the float (the turn goes on), `<C-c>` cancels the turn, `i` (and `<CR>` on the
---- last line) opens the input to reply. Through the public module at each press: its `close`,
---- `on_cancel` and `on_reply` hooks are what is called.
+--- last line) opens the input to reply, `<CR>` on a tool line (even the last) its location. Through the
+--- public module at each press: its `close`, `on_cancel` and `on_reply` hooks are called.
 ---@param buf integer
 ---@param key string
 function M.map_keys(buf, key)
@@ -169,12 +169,15 @@ function M.map_keys(buf, key)
     require("minime.ui.turn").on_reply(key)
   end, { buffer = buf, nowait = true, desc = "minime: reply (the next ask here)" })
   vim.keymap.set("n", "<CR>", function()
-    if api.nvim_win_get_cursor(0)[1] == api.nvim_buf_line_count(0) then
+    local row = api.nvim_win_get_cursor(0)[1]
+    if require("minime.ui.turn.tools").jump(buf, row) then -- a tool line (the last one too)
+      return
+    elseif row == api.nvim_buf_line_count(0) then
       require("minime.ui.turn").on_reply(key)
     else
       vim.cmd("normal! " .. vim.v.count1 .. "+")
     end
-  end, { buffer = buf, desc = "minime: on the last line, reply" })
+  end, { buffer = buf, desc = "minime: on the last line, reply; on a tool line, its file" })
 end
 
 return M

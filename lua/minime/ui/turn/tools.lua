@@ -277,6 +277,9 @@ local function on_tool(t, ev, result)
     tool.status = "completed"
   end
   draw_header(t, tool, new_row or header_row(t, tool))
+  if type(ev.locations) == "table" and type(ev.locations[1]) == "table" then
+    tool.location = ev.locations[1] -- where <CR> on its line goes (M.jump)
+  end
   if not result then
     require("minime.ui.permission").call_update(t.cwd, tool.id, ev.input)
   end
@@ -306,6 +309,24 @@ local function on_tool(t, ev, result)
     tool.diffs = tool.diffs or diffs ~= nil
     set_body(t, tool, "output", output_lines(ev.output, diffs, t.cwd))
   end
+end
+
+--- <CR> on a tool's line (its header or body) in `buf`, the conversation: the call's first
+--- location opens in a code window (the one the user came from, else the first; never a
+--- float), at its line. False when the row holds no tool with a location.
+---@param buf integer
+---@param row integer 1-based
+---@return boolean
+function M.jump(buf, row)
+  local t = buffer.by_buf[buf]
+  for _, tool in pairs(t and t.tools or {}) do
+    local h, loc = header_row(t, tool), tool.location
+    if loc and h < row and row <= h + 1 + body_end(tool) and type(loc.path) == "string" then
+      local path = loc.path:sub(1, 1) == "/" and loc.path or t.cwd .. "/" .. loc.path
+      return require("minime.ui.follow").jump(path, tonumber(loc.line) or 1)
+    end
+  end
+  return false
 end
 
 --- A terminal event: a client terminal's output now (its end), under the tool line that shows

@@ -62,6 +62,7 @@ class ToolCallShown(LuaEvent, tag="tool_call"):
     status: str | None = None
     input: Any = None
     diffs: list[Any] | None = None  # {path, oldText?, newText}: drawn as a unified diff
+    locations: list[Any] | None = None  # {path, line?}: the files it works on (follow, <CR>)
 
 
 class ToolResultShown(LuaEvent, tag="tool_result"):
@@ -71,6 +72,7 @@ class ToolResultShown(LuaEvent, tag="tool_result"):
     status: str | None = None
     output: str = ""
     diffs: list[Any] | None = None
+    locations: list[Any] | None = None
 
 
 class TerminalShown(LuaEvent, tag="terminal"):
@@ -153,6 +155,7 @@ class PermissionPrompt(LuaPayload):
     skipped: list[str]
     tool_kind: str | None = None
     input: Any = None
+    locations: list[str] = msgspec.field(default_factory=list)
 
 
 class Question(LuaPayload):

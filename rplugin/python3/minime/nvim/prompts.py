@@ -73,6 +73,7 @@ class Prompts:
                 tool_kind=call.kind,
                 input=clean_all(call.input),
                 content=clean_all(call.content),
+                locations=[clean(location.path) for location in call.locations or ()],
                 options=[
                     PermissionChoice(option_id=o.option_id, name=clean(o.name), kind=o.kind)
                     for o in request.options

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..model import Event
+from ..model import Event, ToolCallLocation
 from . import events
 from .events import STREAMED, LuaEvent
 from .wire_text import MAX_DEPTH, clean, clean_all
@@ -60,6 +60,7 @@ def _to_lua(event: Event) -> LuaEvent:
             status=_text_or_none(call.status),
             input=clean_all(call.input, 1),  # depth: the event's own field
             diffs=_diffs(call.content),
+            locations=_locations(call.locations),
         )
     if event.kind == "tool_result" and event.call is not None:
         return events.ToolResultShown(
@@ -67,6 +68,7 @@ def _to_lua(event: Event) -> LuaEvent:
             status=_text_or_none(event.status),
             output=clean(event.output or ""),
             diffs=_diffs(event.call.content),
+            locations=_locations(event.call.locations),
         )
     if event.kind == "terminal":
         return events.TerminalShown(
@@ -96,6 +98,19 @@ def _diffs(content: list[Any]) -> list[dict[str, str]] | None:
                     diff[key] = clean(item[key])
             found.append(diff)
     return found or None
+
+
+def _locations(locations: list[ToolCallLocation] | None) -> list[dict[str, Any]] | None:
+    """A call's locations as Lua reads them ({path, line?}); None when none is known."""
+    if not locations:
+        return None
+    shown: list[dict[str, Any]] = []
+    for location in locations:
+        item: dict[str, Any] = {"path": clean(location.path)}
+        if location.line is not None:
+            item["line"] = location.line
+        shown.append(item)
+    return shown
 
 
 def _drop_older(batch: list[LuaEvent], item: events.TerminalShown) -> None:
