@@ -15,9 +15,7 @@ LIMIT = 400
 KNOWN_EXCEPTIONS = {
     "rplugin/python3/minime/client.py",  # helper core
     "rplugin/python3/minime/session.py",  # helper core
-    "rplugin/python3/minime/nvim/host.py",  # helper host
     "lua/minime/ui/turn/init.lua",  # helper panel
-    "lua/minime/review/init.lua",  # helper follow
 }
 
 
