@@ -141,8 +141,6 @@ function M.tool_ctx(cwd)
     max_bytes = o.max_bytes,
     max_line_bytes = o.max_line_bytes,
     disabled = disabled or {},
-    -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
-    json = true,
   }
 end
 

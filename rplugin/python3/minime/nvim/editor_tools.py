@@ -35,35 +35,15 @@ class ToolSpec(msgspec.Struct, frozen=True):
     name: str
     description: str | None = None
     input_schema: dict[str, Any] | None = None
-    builtin: bool = False  # its JSON answers get the fixed field order below
 
 
 class ToolError(Exception):
     """A tool's answer the model should read as a failed call (isError)."""
 
 
-# Lua tables carry no key order; the model reads the fields of a built-in tool's answer in
-# this order (one ranking fits every tool's objects). lua/minime/editor/json.lua writes the same
-# order when it hands over JSON text (ctx.json); a test checks the two lists agree.
-_FIELD_ORDER = (
-    *("title", "cwd", "path", "filetype", "start_line", "start", "line", "col", "end_line"),
-    *("end", "end_col", "total_lines", "lines", "modified", "current", "visible", "severity"),
-    *("source", "code", "type", "mode", "message", "text", "buffers", "diagnostics", "items"),
-)
-_RANK = {name: i for i, name in enumerate(_FIELD_ORDER)}
-
-
-def _ordered(value: Any) -> Any:
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: _RANK.get(k, len(_RANK)))
-        return {k: _ordered(value[k]) for k in keys}
-    if isinstance(value, list):
-        return [_ordered(v) for v in value]
-    return value
-
-
 def encode(value: Any) -> str:
-    """Compact JSON text of a tool's value; a string is the answer as it is."""
+    """Compact JSON text of a tool's value; a string is the answer as it is (a built-in tool's
+    JSON text, written in Lua with its fields in the order its file declares)."""
     if isinstance(value, str):
         return clean(value)
     try:
@@ -77,7 +57,7 @@ def encode(value: Any) -> str:
 Specs = Iterable[ToolSpec | Mapping[str, Any]]
 
 
-def _spec(entry: ToolSpec | Mapping[str, Any], builtin: bool = False) -> ToolSpec:
+def _spec(entry: ToolSpec | Mapping[str, Any]) -> ToolSpec:
     if isinstance(entry, ToolSpec):
         return entry
     schema = entry.get("input_schema")
@@ -89,7 +69,6 @@ def _spec(entry: ToolSpec | Mapping[str, Any], builtin: bool = False) -> ToolSpe
         name=entry["name"],
         description=entry.get("description") or None,
         input_schema=schema or None,
-        builtin=builtin,
     )
 
 
@@ -114,7 +93,7 @@ def editor_tools(
         wanted = None if wanted is None else set(wanted)
         built = builtin_tools() if callable(builtin_tools) else builtin_tools
         extra = user_tools() if callable(user_tools) else user_tools
-        specs = [_spec(s, builtin=True) for s in built]
+        specs = [_spec(s) for s in built]
         taken = {s.name for s in specs}
         specs += [s for s in map(_spec, extra) if s.name not in taken]
         return [
@@ -145,7 +124,7 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not answer["ok"]:
             raise ToolError(clean(str(answer.get("error") or f"{name} failed")))
         value = answer.get("value")
-        return encode(_ordered(value) if spec.builtin else value)
+        return encode(value)
 
     return Tool(
         name,
