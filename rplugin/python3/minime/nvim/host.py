@@ -22,7 +22,7 @@ from ..elicitations import ElicitationAnswer, ElicitationRequest
 from ..errors import AuthRequired, Error
 from ..model import PermissionRequest
 from ..session import Session
-from . import events, ops
+from . import events, fs_shown, ops
 from .agent_pool import AgentPool
 from .ask_queue import AskQueue
 from .bridge import NvimBridge
@@ -89,7 +89,9 @@ class Host:
             self.ask_permission,
             self.stderr_lines.append,
             file_system=lambda: (
-                self.tools.file_system(self.pool.cwd_of, self._flush) if self.setup.fs else None
+                self.tools.file_system(self.pool.cwd_of, self._show_write)
+                if self.setup.fs
+                else None
             ),
         )
         self.pool.additional_directories = lambda: self.setup.additional_directories
@@ -413,6 +415,14 @@ class Host:
     def _flush(self) -> None:
         if self.renderer is not None:
             self.renderer.flush()
+
+    def _show_write(self, cwd: str, write: fs_shown.FsWrite) -> None:
+        """A write through the fs, in the conversation's stream (unless a tool shows it)."""
+        session = self.pool.sessions.get(cwd)
+        turn = session.running_turn() if session is not None else None
+        if not fs_shown.already_shown(write, turn.calls.values() if turn else (), cwd):
+            for item in fs_shown.shown(write):
+                self.render(cwd, item)
 
     # -- shutdown ----------------------------------------------------------------------------
 

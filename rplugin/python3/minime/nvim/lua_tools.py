@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -16,6 +17,9 @@ import msgspec
 
 from . import ops
 from .editor_tools import editor_tools
+from .fs_shown import FsWrite
+
+log = logging.getLogger(__name__)
 
 # A tool that answers later (bounded at 10 s in Lua for a file read) gets this long before the
 # call fails; only a bug in a tool would need it.
@@ -87,11 +91,11 @@ class LuaTools:
             self._ended()
 
     def file_system(
-        self, cwd_of: Callable[[str], str], flush: Callable[[], None] = lambda: None
+        self, cwd_of: Callable[[str], str], wrote: WroteFn = lambda _cwd, _write: None
     ) -> BufferFileSystem:
-        """The ACP fs handlers for the library, answered by lua/minime/editor/fs.lua; ``flush``
-        sends the conversation's pending events first (see BufferFileSystem.write)."""
-        return BufferFileSystem(self, cwd_of, flush)
+        """The ACP fs handlers for the library, answered by lua/minime/editor/fs.lua; ``wrote``
+        gets each write's change, for the conversation (see BufferFileSystem.write)."""
+        return BufferFileSystem(self, cwd_of, wrote)
 
     def answer(self, result: ops.ToolResult) -> None:
         """A later answer from Lua (on pynvim's thread)."""
@@ -104,30 +108,38 @@ def _mappings(decls: list[ops.ToolDecl]) -> list[dict[str, Any]]:
     return [msgspec.structs.asdict(decl) for decl in decls]
 
 
+# wrote(cwd, change): a write Lua made in the session of that (real) cwd, to be shown.
+WroteFn = Callable[[str, FsWrite], None]
+
+
 class BufferFileSystem:
     """``fs/read_text_file`` / ``fs/write_text_file`` through the buffers: Lua answers (in the
     session's cwd, which ``cwd_of`` gives for a session id); its refusal is the agent's error."""
 
-    def __init__(
-        self, tools: LuaTools, cwd_of: Callable[[str], str], flush: Callable[[], None]
-    ) -> None:
+    def __init__(self, tools: LuaTools, cwd_of: Callable[[str], str], wrote: WroteFn) -> None:
         self._tools = tools
         self._cwd_of = cwd_of
-        self._flush = flush
+        self._wrote = wrote
 
     async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
         params = {"path": path, "line": line, "limit": limit}
         return await self._ask("fs/read_text_file", session_id, params)
 
     async def write(self, session_id: str, path: str, content: str) -> None:
-        # Lua shows the write in the conversation at once, so what the agent said before it goes
-        # out first: one turn of the loop lets the turn's stream take the updates already routed,
-        # then the host's batch is sent (same queue to pynvim's thread as Lua's call: in order).
-        await asyncio.sleep(0)
-        self._flush()
-        await self._ask("fs/write_text_file", session_id, {"path": path, "content": content})
+        # Lua answers what it changed; the conversation shows it behind what the agent said
+        # before the write (the turn's stream has taken those updates while Lua wrote).
+        params = {"path": path, "content": content}
+        change = await self._ask("fs/write_text_file", session_id, params, text=False)
+        try:
+            write = msgspec.convert(change, FsWrite)
+        except msgspec.ValidationError:
+            log.warning("fs/write_text_file: an answer from Lua not understood: %r", change)
+            return
+        self._wrote(os.path.realpath(self._cwd_of(session_id)), write)
 
-    async def _ask(self, method: str, session_id: str, params: dict[str, Any]) -> Any:
+    async def _ask(
+        self, method: str, session_id: str, params: dict[str, Any], text: bool = True
+    ) -> Any:
         from acp import RequestError
 
         cwd = self._cwd_of(session_id)
@@ -140,4 +152,6 @@ class BufferFileSystem:
                 raise FileNotFoundError(2, str(error or "no such file"), params["path"])
             raise RequestError.invalid_params({"details": str(error or "the editor failed")})
         value = answer.get("value")
+        if not text:
+            return value
         return value if isinstance(value, str) else ""
