@@ -388,6 +388,14 @@ class Host:
     async def op_config(self, payload: ops.SetConfig) -> None:
         await self.modes.set_config(payload)
 
+    async def op_disk_kept(self, kept: ops.DiskKept) -> None:
+        if kept.files:
+            text = (
+                "changed on disk by the agent, kept as you left them (unsaved edits;"
+                " :e! takes the file): " + ", ".join(kept.files)
+            )
+            self.render(kept.cwd, events.Notice(clean(text)))
+
     async def op_terminal(self, payload: ops.ShowTerminal) -> None:
         await self.terminal_view.show(payload)
 

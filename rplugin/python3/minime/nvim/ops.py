@@ -185,6 +185,14 @@ class ToolResult(Op, kw_only=True):
     answer: Any = None
 
 
+class DiskKept(Op, kw_only=True):
+    """Files under ``cwd`` the agent changed on disk that the refresh left as the user had them
+    (unsaved edits; lua/minime/editor/disk_refresh.lua): said in the conversation."""
+
+    cwd: str
+    files: list[str] = msgspec.field(default_factory=list)
+
+
 class ShowTerminal(Op, kw_only=True):
     """:MiniMeTerminal [id]: the output of the client terminal ``terminal_id`` of the session
     of ``cwd`` (None: its last terminal)."""
@@ -210,6 +218,7 @@ OPS: dict[str, type[Op]] = {
     "permission_answer": PermissionAnswer,
     "elicitation_answer": ElicitationReply,
     "tool_result": ToolResult,
+    "disk_kept": DiskKept,
     "terminal": ShowTerminal,
 }
 
