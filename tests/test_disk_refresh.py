@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.host_batches import record_batches, sent_batches
 from nvim_harness import wait_for
 from plugin_harness import Editor, editor
 
@@ -77,19 +78,7 @@ def test_the_kept_files_notice_comes_through_the_hosts_stream(tmp_path: Path) ->
     with editor(tmp_path) as ed:
         b = load(ed, tmp_path / "b.txt")
         ed.lua("vim.api.nvim_buf_set_lines(..., 0, -1, false, { 'my unsaved line' })", b)
-        ed.lua(
-            """
-            _G.test_sent = {}
-            local rpc = require("minime.rpc")
-            local apply = rpc.apply
-            rpc.apply = function(key, events)
-              for _, ev in ipairs(events) do
-                table.insert(_G.test_sent, ev.kind .. ":" .. (ev.text or ""))
-              end
-              return apply(key, events)
-            end
-            """
-        )
+        record_batches(ed)
         done, _ = ed.turn("/disk-write b.txt new b")
         assert done["stop_reason"] == "end_turn"
         note = (
@@ -97,5 +86,5 @@ def test_the_kept_files_notice_comes_through_the_hosts_stream(tmp_path: Path) ->
             " the file): b.txt"
         )
         wait_for(lambda: f"ℹ {note}" in ed.turn_lines(), 10, message="for the notice")
-        assert f"notice:{note}" in ed.lua("return _G.test_sent")
+        assert f"notice:{note}" in [kind for batch in sent_batches(ed) for kind in batch]
         assert lines(ed, b) == ["my unsaved line"]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from helpers.host_batches import record_batches, sent_batches
 from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
@@ -540,23 +541,6 @@ def test_a_directory_swapped_for_a_link_out_is_never_read_or_written_through(
     assert sorted(p.name for p in outside.iterdir()) == ["f.txt"]
 
 
-# Every batch the host sends the conversation (the one way in, with the review's baseline and
-# the disk refresh after a tool's end), as "kind:text or title".
-RECORD_BATCHES = """
-_G.test_batches = {}
-local rpc = require("minime.rpc")
-local apply = rpc.apply
-rpc.apply = function(key, events)
-  local kinds = {}
-  for _, ev in ipairs(events) do
-    kinds[#kinds + 1] = ev.kind .. ":" .. (ev.text or ev.title or "")
-  end
-  table.insert(_G.test_batches, kinds)
-  return apply(key, events)
-end
-"""
-
-
 def test_a_write_is_drawn_by_the_host_in_stream_order_once(tmp_path: Path) -> None:
     """The host is the one writer of the conversation: Lua answers what a write changed and the
     host queues its tool line behind the agent's text in its own batches (no flush forced before
@@ -565,11 +549,11 @@ def test_a_write_is_drawn_by_the_host_in_stream_order_once(tmp_path: Path) -> No
     cwd = project(tmp_path)
     (cwd / "a.txt").write_text("one\n")
     with fs_editor(cwd) as ed:
-        ed.lua(RECORD_BATCHES)
+        record_batches(ed)
         got = answers(ed, {**write(cwd / "a.txt", "two\n"), "say": "writing a.txt now\n"})
         assert all("error" not in a for a in got), got
         lines = ed.turn_lines()
-        batches = ed.lua("return _G.test_batches")
+        batches = sent_batches(ed)
     said = next(i for i, x in enumerate(lines) if x.startswith("writing a.txt now"))
     assert lines.count("⚙ the agent wrote a.txt  [edit] completed") == 1, lines
     assert said < lines.index("⚙ the agent wrote a.txt  [edit] completed")
