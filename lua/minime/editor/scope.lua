@@ -224,6 +224,21 @@ function Scope:scrub(text)
   )
 end
 
+-- Relative paths as the model reads them (sanitized), remembered: the same buffers are listed
+-- call after call.
+local shown_paths, shown_n = {}, 0
+local function shown_path(rel)
+  local path = shown_paths[rel]
+  if not path then
+    if shown_n >= FILES_MAX then
+      shown_paths, shown_n = {}, 0
+    end
+    path = sanitize(rel)
+    shown_paths[rel], shown_n = path, shown_n + 1
+  end
+  return path
+end
+
 --- The in-scope entry of buffer `buf`, or nil: a normal (buftype ""), listed buffer with a
 --- file name (not a `scheme://` name) in scope. `listed = false` skips the listed check (files
 --- a quickfix list names have buffers that are not listed).
@@ -245,7 +260,7 @@ function Scope:buffer(buf, listed)
   if name ~= "" and not name:match("^%a[%w+.-]*://") then
     real, rel = self:file(name)
   end
-  local entry = real and { buf = buf, real = real, path = sanitize(rel) } or false
+  local entry = real and { buf = buf, real = real, path = shown_path(rel) } or false
   self.by_buf[buf] = entry
   return entry or nil
 end
