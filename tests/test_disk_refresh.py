@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.host_batches import record_batches, sent_batches
 from nvim_harness import wait_for
 from plugin_harness import Editor, editor
 
@@ -68,3 +69,22 @@ def test_no_refresh_while_the_user_is_on_the_command_line(tmp_path: Path) -> Non
         assert ed.lua("return vim.api.nvim_get_mode().mode") == "c", "the command line is kept"
         ed.nvim.input("<Esc>")
         wait_for(lambda: lines(ed, a) == ["new a"], 10, message="for the refresh after <Esc>")
+
+
+def test_the_kept_files_notice_comes_through_the_hosts_stream(tmp_path: Path) -> None:
+    """The host is the one writer of the conversation: the refresh tells it which files it
+    kept ("disk_kept") and the notice reaches the float in the host's batches."""
+    (tmp_path / "b.txt").write_text("b old\n")
+    with editor(tmp_path) as ed:
+        b = load(ed, tmp_path / "b.txt")
+        ed.lua("vim.api.nvim_buf_set_lines(..., 0, -1, false, { 'my unsaved line' })", b)
+        record_batches(ed)
+        done, _ = ed.turn("/disk-write b.txt new b")
+        assert done["stop_reason"] == "end_turn"
+        note = (
+            "changed on disk by the agent, kept as you left them (unsaved edits; :e! takes"
+            " the file): b.txt"
+        )
+        wait_for(lambda: f"ℹ {note}" in ed.turn_lines(), 10, message="for the notice")
+        assert f"notice:{note}" in [kind for batch in sent_batches(ed) for kind in batch]
+        assert lines(ed, b) == ["my unsaved line"]

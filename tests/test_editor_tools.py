@@ -646,20 +646,32 @@ def test_call_never_throws(nvim: Any, project: Path) -> None:
     assert "boom at /x/y" in lua(nvim, "return require('minime.tools').last_error")
 
 
-def test_json_text_written_in_lua_is_the_text_the_host_would_write(
+def _keys_in_order(value: Any, rank: dict[str, int], where: str) -> None:
+    """Each object's keys: the declared ones in their order, then the others by name."""
+    if isinstance(value, list):
+        for item in value:
+            _keys_in_order(item, rank, where)
+    elif isinstance(value, dict):
+        keys = list(value)
+        expected = sorted(keys, key=lambda k: (rank.get(k, len(rank)), k))
+        assert keys == expected, (where, keys)
+        for item in value.values():
+            _keys_in_order(item, rank, where)
+
+
+def test_a_tools_answer_is_json_text_in_the_order_its_file_declares(
     editor: Editor, nvim: Any, project: Path
 ) -> None:
-    """With ctx.json (what the plugin sends) Lua hands over JSON text, not a table: the same
-    text, field for field (a big table costs far more to cross msgpack)."""
-    from minime.nvim.editor_tools import _FIELD_ORDER
-
-    assert lua(nvim, "return require('minime.editor.json').FIELD_ORDER") == list(_FIELD_ORDER)
+    """Lua hands over JSON text, not a table (a big table costs far more to cross msgpack),
+    written with vim.json.encode: strings escaped as JSON, each object's fields in the order
+    the tool's file declares (`fields`), the model reading path before text."""
     odd = b'say "hi" \\ a/b \\/ \x01\x7f\ttab \xc3\xa9 \xff\x00 \\u007f\n'
     (project / "odd.txt").write_bytes(odd)
     nvim.command("edit a.lua | edit odd.txt | edit sub/b.txt")
     nvim.command("badd ten.txt")
     # open_buffers writes its records itself: names that need escaping, or replacing.
-    for name in (b'q"uote \\ back.txt', b"del\x7f u\\u007f \\.md", b"\xc3\xa9t\xc3\xa9 \xff.txt"):
+    names = (b'q"uote \\ back.txt', b"del\x7f u\\u007f \\.md", b"\xc3\xa9t\xc3\xa9 \xff.txt")
+    for name in names:
         (project / os.fsdecode(name)).write_bytes(b"x\n")
         lua(
             nvim,
@@ -685,9 +697,15 @@ def test_json_text_written_in_lua_is_the_text_the_host_would_write(
         ("quickfix", {}),
     ]
     for name, arguments in calls:
-        editor.ctx = {}
-        from_table = editor.text(name, **arguments)
-        editor.ctx = {"json": True}
-        raw = lua(nvim, CALL, name, arguments, {"cwd": editor.cwd, "json": True})
+        raw = lua(nvim, CALL, name, arguments, {"cwd": editor.cwd})
         assert isinstance(raw["value"], str), name
-        assert editor.text(name, **arguments) == from_table, (name, arguments)
+        assert raw["value"] == editor.text(name, **arguments)  # the host sends it as it is
+        fields = lua(nvim, "return require('minime.tools.' .. ...).fields", name)
+        _keys_in_order(json.loads(raw["value"]), {k: i for i, k in enumerate(fields)}, name)
+    listed = {b["path"] for b in json.loads(editor.text("open_buffers"))["buffers"]}
+    assert {'q"uote \\ back.txt', "del\x7f u\\u007f \\.md"} <= listed
+    assert "\ufffdt\ufffd \ufffd.txt" not in listed and "été \ufffd.txt" in listed
+    read = json.loads(editor.text("read_buffer", path="odd.txt"))
+    assert list(read)[:2] == ["path", "start_line"] and read["text"].startswith('say "hi" \\ a/b')
+    diagnostics = json.loads(editor.text("diagnostics"))["diagnostics"]
+    assert diagnostics[0]["message"] == 'quote " and \\ /'

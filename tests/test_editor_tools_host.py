@@ -83,27 +83,20 @@ def test_declarations() -> None:
     assert list(described[read]["inputSchema"]["properties"]) == ["path", "start_line", "end_line"]
 
 
-def test_call_passes_arguments_and_cwd_and_encodes_compact_ordered_json() -> None:
-    lua = FakeLua(
-        {
-            "ok": True,
-            "value": {
-                "text": "é\n",
-                "total_lines": 3,
-                "modified": False,
-                "end_line": 2,
-                "start_line": 1,
-                "path": "a.py",
-            },
-        }
-    )
-    tool = by_name(editor_tools(lua)("s1", "/proj"))["read_buffer"]
-    text = run(tool, {"path": "a.py", "_meta": {"org.mini-me/sessionId": "s1"}})
-    assert text == (
+def test_call_passes_arguments_and_cwd_and_sends_luas_json_text_as_is() -> None:
+    # A built-in tool's answer comes as JSON text, its fields in the order its file declares.
+    text = (
         '{"path":"a.py","start_line":1,"end_line":2,"total_lines":3,"modified":false,"text":"é\\n"}'
     )
+    lua = FakeLua({"ok": True, "value": text})
+    tool = by_name(editor_tools(lua)("s1", "/proj"))["read_buffer"]
+    assert run(tool, {"path": "a.py", "_meta": {"org.mini-me/sessionId": "s1"}}) == text
     # Lua builds the rest of the context (options, selection) from the cwd.
     assert lua.calls == [("read_buffer", {"path": "a.py"}, "/proj")]
+    # A table (Lua could not encode it) is encoded compact, as it came.
+    lua = FakeLua({"ok": True, "value": {"text": "é\n", "path": "a.py"}})
+    tool = by_name(editor_tools(lua)("s1", "/proj"))["read_buffer"]
+    assert run(tool, {"path": "a.py"}) == '{"text":"é\\n","path":"a.py"}'
 
 
 def test_failures_become_tool_errors_with_short_messages() -> None:

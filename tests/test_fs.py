@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from helpers.host_batches import record_batches, sent_batches
 from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
@@ -393,7 +394,7 @@ def test_a_write_to_a_file_not_loaded_is_not_done_on_the_callers_turn_of_the_mai
 ) -> None:
     """The write waits in libuv's thread pool: Lua's answer is "pending" and the file is still
     as it was when the call returns (a synchronous write would have held the editor until it
-    landed); it lands soon after, and the diff follows."""
+    landed); it lands soon after, and the later answer says what changed (the host shows it)."""
     cwd = project(tmp_path)
     path = cwd / "later.txt"
     path.write_text("before\n")
@@ -402,7 +403,11 @@ def test_a_write_to_a_file_not_loaded_is_not_done_on_the_callers_turn_of_the_mai
             """
             local cwd, path = ...
             local params = { path = path, content = "after\\n" }
-            local answer = require("minime.editor.fs").call("fs/write_text_file", params, cwd, 0)
+            local function later(a)
+              _G.test_later = a
+            end
+            local answer =
+              require("minime.editor.fs").call("fs/write_text_file", params, cwd, later)
             local f = assert(io.open(path))
             local now = f:read("a")
             f:close()
@@ -413,7 +418,17 @@ def test_a_write_to_a_file_not_loaded_is_not_done_on_the_callers_turn_of_the_mai
         )
         assert first == [{"ok": True, "pending": True}, "before\n"]
         wait_for(lambda: path.read_text() == "after\n", 10.0, message="for the write")
-        ed.wait_text("+after")
+        later = wait_for(lambda: ed.lua("return _G.test_later"), 10.0, message="the answer")
+        assert later == {
+            "ok": True,
+            "value": {
+                "path": "later.txt",
+                "real": str(path.resolve()),
+                "old": "before\n",
+                "new": "after\n",
+                "unsaved": False,
+            },
+        }
 
 
 def test_a_write_through_a_buffer_saves_exactly_what_the_agent_wrote(tmp_path: Path) -> None:
@@ -524,3 +539,26 @@ def test_a_directory_swapped_for_a_link_out_is_never_read_or_written_through(
     assert not any("secret" in json.dumps(a) for a in got)
     assert (outside / "f.txt").read_text() == "secret\n"
     assert sorted(p.name for p in outside.iterdir()) == ["f.txt"]
+
+
+def test_a_write_is_drawn_by_the_host_in_stream_order_once(tmp_path: Path) -> None:
+    """The host is the one writer of the conversation: Lua answers what a write changed and the
+    host queues its tool line behind the agent's text in its own batches (no flush forced before
+    the write, no second writer drawing past them); the user sees the text, then the write,
+    once."""
+    cwd = project(tmp_path)
+    (cwd / "a.txt").write_text("one\n")
+    with fs_editor(cwd) as ed:
+        record_batches(ed)
+        got = answers(ed, {**write(cwd / "a.txt", "two\n"), "say": "writing a.txt now\n"})
+        assert all("error" not in a for a in got), got
+        lines = ed.turn_lines()
+        batches = sent_batches(ed)
+    said = next(i for i, x in enumerate(lines) if x.startswith("writing a.txt now"))
+    assert lines.count("⚙ the agent wrote a.txt  [edit] completed") == 1, lines
+    assert said < lines.index("⚙ the agent wrote a.txt  [edit] completed")
+    with_write = [b for b in batches if "tool_call:the agent wrote a.txt" in b]
+    assert len(with_write) == 1, batches
+    sent = [kind for batch in batches for kind in batch]
+    text = next(i for i, k in enumerate(sent) if k.startswith("text:writing a.txt now"))
+    assert text < sent.index("tool_call:the agent wrote a.txt"), sent

@@ -158,9 +158,7 @@ function M.tool_ctx(cwd)
     max_lines = o.max_lines,
     max_bytes = o.max_bytes,
     max_line_bytes = o.max_line_bytes,
-    disabled = disabled,
-    -- Built-in tools answer with their JSON text: a big table costs far more to hand over.
-    json = true,
+    disabled = disabled or {},
   }
 end
 

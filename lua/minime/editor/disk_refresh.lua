@@ -3,7 +3,8 @@
 --- after each tool call ends and when the turn ends, the way `:checktime` does on focus — but
 --- only files under the session's cwd, and never over the user's text: a buffer with unsaved
 --- edits (or with 'noautoread') is left as it is, and the conversation says the file changed
---- under it. Nothing ever prompts (no W11/W12 "file changed" question mid-typing).
+--- under it (the host is told, op "disk_kept", and draws it). Nothing ever prompts (no W11/W12
+--- "file changed" question mid-typing).
 ---
 ---   require("minime.editor.disk_refresh").soon(cwd)   -- after a batch of turn events
 local paths = require("minime.editor.paths")
@@ -114,10 +115,8 @@ function M.soon(cwd)
     scheduled[cwd], M.waited[cwd] = nil, nil
     local kept = M.refresh(cwd)
     if #kept > 0 then
-      local text = "changed on disk by the agent, kept as you left them (unsaved edits;"
-        .. " :e! takes the file): "
-        .. table.concat(kept, ", ")
-      pcall(require("minime.ui.turn").apply, cwd, { { kind = "notice", text = text } })
+      -- The host says it in the conversation (its one writer), after what it has sent.
+      pcall(require("minime.host").notify, "disk_kept", { cwd = cwd, files = kept })
     end
   end
   vim.defer_fn(run, M.DELAY_MS)

@@ -1,7 +1,8 @@
 --- The ACP file system the agent may use (`fs/read_text_file`, `fs/write_text_file`, see
 --- :h minime-config-fs), answered through the buffers: a loaded file is read with its unsaved
 --- edits and written as one undo step (buffer_writer.lua); any other file goes to disk off the
---- main loop (file_writer.lua). A write shows its diff in the conversation. Same scope as the
+--- main loop (file_writer.lua). A write answers what it changed, which the host shows in the
+--- conversation. Same scope as the
 --- tools: the real path (symlinks and `..` resolved) must lie under the session's cwd and match
 --- no deny pattern, else the request is refused without naming anything.
 ---
@@ -90,47 +91,19 @@ local function read(params, ctx)
   return slice(body, line, limit)
 end
 
--- A write to a buffer with unsaved changes goes through (the agent may well have read that
--- text: a read answers a loaded buffer's, unsaved edits included), as one undo step, and is
--- said in the conversation: nothing the user typed is lost without a word.
-local UNSAVED_NOTE = "your unsaved changes in this buffer were replaced and the file saved:"
-  .. " u in the buffer brings them back"
-
--- Each write the conversation shows gets its own line there.
-local writes = 0
-
---- Show the change in the conversation of `cwd`: a tool line with the unified diff folded under
---- it, drawn like an agent's edit (minime.ui.diff bounds it). `old` is the text before, nil for
---- a new file, false when it was not read: then `note` says why, in place of the hunks. (The
---- events are ToolCallShown and ToolResultShown of rplugin/python3/minime/nvim/events.py.)
-local function show(cwd, rel, old, new, note, unsaved)
-  local turn = require("minime.ui.turn")
-  if old ~= false and old ~= new and turn.shows_change(cwd, rel, old, new) then
-    -- The agent's own tool line already shows this very change (over unsaved edits too: its
-    -- diff was made from them, and the user saw it in the prompt that allowed the write).
-    return
-  end
-  writes = writes + 1
-  local id = "fs/write_text_file " .. writes
-  local title = "the agent wrote " .. rel .. (old == new and " (no changes)" or "")
-  if unsaved and old ~= new then
-    title = "the agent wrote " .. rel .. " over your unsaved changes"
-  end
-  local call =
-    { kind = "tool_call", id = id, title = title, tool_kind = "edit", status = "completed" }
-  local events = { call }
+--- What a write changed, for the host to show in the conversation, in the stream's order (it
+--- is the one writer of the conversation: rplugin/python3/minime/nvim/fs_shown.py):
+--- { path (relative), real, new, old (absent for a new file), unread (when the text before
+--- was not read: the diff's header and why, in place of the hunks), unsaved (the buffer had
+--- edits not saved, now replaced: one undo brings them back) }.
+local function wrote(rel, real, old, new, note, unsaved)
+  local change = { path = rel, real = real, new = new, unsaved = unsaved == true }
   if old == false then
-    local head = diff.header({ path = rel, oldText = "" })
-    events[2] = { kind = "tool_result", id = id, output = table.concat(head, "\n") .. "\n" .. note }
+    change.unread = table.concat(diff.header({ path = rel, oldText = "" }), "\n") .. "\n" .. note
   else
-    call.diffs = { { path = rel, oldText = old, newText = new } }
+    change.old = old -- nil: a new file
   end
-  if unsaved and old ~= new then
-    local before = events[2] and (events[2].output .. "\n") or ""
-    local output = before .. UNSAVED_NOTE
-    events[2] = { kind = "tool_result", id = id, output = output, diffs = call.diffs }
-  end
-  pcall(turn.apply, cwd, events)
+  return change
 end
 
 -- The text of a file not loaded, before the write, for the diff: nil for a new file; false and
@@ -174,8 +147,7 @@ local function write(params, ctx)
     end
     checktime(real)
   end
-  show(ctx.cwd, rel, old, content, note, unsaved)
-  return vim.NIL
+  return wrote(rel, real, old, content, note, unsaved)
 end
 
 local methods = { ["fs/read_text_file"] = read, ["fs/write_text_file"] = write }

@@ -217,6 +217,8 @@ function M.locations_tool(method, what)
     input_schema = M.target_schema(
       "File relative to the working directory: where symbol is defined, or the file of line/col."
     ),
+    -- The order the model reads the parameters and the answer's fields in (others: by name).
+    fields = { "path", "line", "col", "end_line", "end_col", "text" },
     handler = function(args, ctx)
       local scope = require("minime.editor.scope").new(ctx)
       local out = lsp.collector(scope, require("minime.editor.text").limits(ctx))

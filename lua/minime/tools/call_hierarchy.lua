@@ -164,5 +164,7 @@ return {
     schema.required = { "direction" }
     return schema
   end)(),
+  -- The order the model reads the parameters and the answer's fields in (others: by name).
+  fields = { "path", "line", "col", "end_line", "end_col", "text" },
   handler = handler,
 }

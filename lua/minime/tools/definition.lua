@@ -63,5 +63,7 @@ return {
     "File relative to the working directory: where to look up symbol, or "
       .. "the file of line/col."
   ),
+  -- The order the model reads the parameters and the answer's fields in (others: by name).
+  fields = { "path", "line", "col", "end_line", "end_col", "text" },
   handler = handler,
 }

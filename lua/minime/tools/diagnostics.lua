@@ -127,5 +127,7 @@ return {
     },
     additionalProperties = false,
   },
+  -- The order the model reads the parameters and the answer's fields in (others: by name).
+  fields = { "path", "line", "col", "end_line", "end_col", "severity", "source", "code", "message" },
   handler = handler,
 }

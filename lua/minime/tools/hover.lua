@@ -58,5 +58,7 @@ return {
     "File relative to the working directory: where symbol is defined, or "
       .. "the file of line/col."
   ),
+  -- The order the model reads the parameters and the answer's fields in (others: by name).
+  fields = { "path", "line", "col", "text" },
   handler = handler,
 }

@@ -9,11 +9,11 @@
 --- they are (config.tool_ctx) and the running ask's selection (editor/asks.lua). Tests and
 --- benchmarks may pass a ctx table instead of the cwd:
 --- `ctx` = { cwd = string, deny = string[]|nil, max_lines = n|nil, max_bytes = n|nil,
----           max_line_bytes = n|nil, selection = table|nil, json = boolean|nil } (see
---- editor/scope.lua, editor/text.lua, tools/selection.lua). Built-in tools return tables that the host encodes as compact
---- JSON, or with `ctx.json = true` that JSON text itself (json.lua: the same text, much cheaper
---- to hand over than a big table); a user tool returns a string (sent as is) or a table
---- (encoded). `call` never throws: a tool's
+---           max_line_bytes = n|nil, selection = table|nil } (see editor/scope.lua,
+--- editor/text.lua, tools/selection.lua). A built-in tool's table is handed over as its compact
+--- JSON text (M.encode: a big table costs far more to cross msgpack than one string), its
+--- objects' fields in the order its file declares (`fields`); a user tool returns a string
+--- (sent as is) or a table (encoded by the host). `call` never throws: a tool's
 --- `error({ message = ... }, 0)` becomes that message, and so does a user tool's
 --- `error("...")` (without its "file.lua:12: " prefix); any other error of a built-in tool is a
 --- bug and becomes a short "internal error", its traceback kept for whoever debugs it:
@@ -21,8 +21,10 @@
 local M = {}
 
 --- The built-in tools: each file of this folder but this one, `<name>.lua` returning
---- { description, input_schema, handler = function(args, ctx) }. Adding a tool is adding a
---- file. Their names are reserved. Only this folder counts (not 'runtimepath').
+--- { description, input_schema, fields, handler = function(args, ctx) }. `fields` names its
+--- parameters and its answer's fields in the order the model reads them (a Lua table has no
+--- order; the others follow by name). Adding a tool is adding a file. Their names are
+--- reserved. Only this folder counts (not 'runtimepath').
 M.BUILTIN = {}
 
 local builtin = {}
@@ -52,6 +54,65 @@ local function user_tools()
       or { list = list, tools = {}, order = {} }
   end
   return indexed.tools, indexed.order
+end
+
+local json_encode = vim.json.encode
+local empty_dict_mt = getmetatable(vim.empty_dict())
+
+-- The JSON text of `x` into `out`, each object's fields ranked by `rank` (name -> position;
+-- fields without one follow, by name): vim.json.encode writes every value, this the order.
+local function encode_into(x, rank, out)
+  if type(x) ~= "table" or next(x) == nil or getmetatable(x) == empty_dict_mt then
+    out[#out + 1] = json_encode(x) -- an empty table: [] (vim.empty_dict(): {})
+  elseif vim.islist(x) then
+    for i = 1, #x do
+      out[#out + 1] = i == 1 and "[" or ","
+      encode_into(x[i], rank, out)
+    end
+    out[#out + 1] = "]"
+  else
+    local keys = {}
+    for k in pairs(x) do
+      keys[#keys + 1] = tostring(k)
+    end
+    table.sort(keys, function(a, b)
+      local ra, rb = rank[a] or math.huge, rank[b] or math.huge
+      if ra ~= rb then
+        return ra < rb
+      end
+      return a < b
+    end)
+    for i, k in ipairs(keys) do
+      local v = x[k]
+      if v == nil then
+        v = x[tonumber(k)]
+      end
+      out[#out + 1] = (i == 1 and "{" or ",") .. json_encode(k) .. ":"
+      encode_into(v, rank, out)
+    end
+    out[#out + 1] = "}"
+  end
+end
+
+-- name -> position of a list of field names.
+local function ranks(fields)
+  local rank = {}
+  for i, name in ipairs(type(fields) == "table" and fields or {}) do
+    rank[name] = i
+  end
+  return rank
+end
+
+local tool_ranks = {} ---@type table<string, table<string, integer>>
+
+--- The compact JSON text of `value`, objects' fields in the order of `fields` (then by name).
+---@param value any
+---@param fields string[]|nil
+---@return string
+function M.encode(value, fields)
+  local out = {}
+  encode_into(value, ranks(fields), out)
+  return table.concat(out)
 end
 
 --- The traceback of the last unexpected error of a tool, for whoever debugs it.
@@ -91,10 +152,16 @@ local function settle(name, is_user, ctx, ok, result, traceback)
     end
     return { ok = false, error = internal_error(name) }
   end
-  if not is_user and ctx.json == true and type(result) == "table" then
-    local encoded, text = pcall(require("minime.editor.json").encode, result)
+  if not is_user and type(result) == "table" then
+    local rank = tool_ranks[name]
+    if not rank then
+      rank = ranks(require("minime.tools." .. name).fields)
+      tool_ranks[name] = rank
+    end
+    local out = {}
+    local encoded = pcall(encode_into, result, rank, out)
     if encoded then
-      result = text -- else the table, which the host encodes
+      result = table.concat(out) -- else the table, which the host encodes
     end
   elseif is_user then
     if result == nil or result == vim.NIL then
@@ -224,16 +291,16 @@ function M.check_user_tools(list)
 end
 
 --- Declarations of the built-in tools for the host: { { name, description, input_schema } },
---- input_schema as JSON text (json.lua's field order: a Lua table has none, the model reads one).
+--- input_schema as JSON text: "type" first, the parameters in the tool's `fields` order (a Lua
+--- table has none, the model reads one), the rest by name.
 function M.builtin_specs()
-  local json = require("minime.editor.json")
   local specs = {}
   for _, name in ipairs(M.BUILTIN) do
     local tool = require("minime.tools." .. name)
     specs[#specs + 1] = {
       name = name,
       description = tool.description,
-      input_schema = json.encode(fix_schema(tool.input_schema)),
+      input_schema = M.encode(fix_schema(tool.input_schema), { "type", unpack(tool.fields or {}) }),
     }
   end
   return specs

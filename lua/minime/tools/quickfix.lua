@@ -71,5 +71,7 @@ return {
     properties = vim.empty_dict(),
     additionalProperties = false,
   },
+  -- The order the model reads the parameters and the answer's fields in (others: by name).
+  fields = { "title", "path", "line", "col", "type", "text", "items" },
   handler = handler,
 }

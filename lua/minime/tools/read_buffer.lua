@@ -95,5 +95,7 @@ return {
     required = { "path" },
     additionalProperties = false,
   },
+  -- The order the model reads the parameters and the answer's fields in (others: by name).
+  fields = { "path", "start_line", "end_line", "total_lines", "modified", "text" },
   handler = handler,
 }

@@ -172,5 +172,7 @@ return {
     properties = vim.empty_dict(),
     additionalProperties = false,
   },
+  -- The order the model reads the parameters and the answer's fields in (others: by name).
+  fields = { "path", "start", "line", "col", "end", "mode", "text" },
   handler = handler,
 }

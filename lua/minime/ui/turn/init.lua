@@ -279,13 +279,6 @@ function M.apply(key, events)
   end
 end
 
---- Whether a tool of the running turn of `key` already shows `rel` going from `old` to `new`
---- (see minime.ui.turn.tools.shows_change).
-function M.shows_change(key, rel, old, new)
-  local t = turns[key]
-  return t ~= nil and tools.shows_change(t, rel, old, new)
-end
-
 --- Show the float of a turn (hiding any other turn float). Returns false for an unknown key.
 ---@param key string
 ---@return boolean

@@ -247,18 +247,6 @@ local function not_yet_shown(t, tool, diffs)
   end, diffs)
 end
 
---- Whether a tool of the running turn already shows `rel` (a path relative to the turn's cwd)
---- going from `old` (nil: a new file) to `new`: qwen-code's write_file carries the diff of the
---- very write it then makes through fs/write_text_file.
----@param t minime.turn.Turn
----@param rel string
----@param old string|nil
----@param new string
----@return boolean
-function M.shows_change(t, rel, old, new)
-  return shown_by(t, nil, rel, old or false, new) ~= nil
-end
-
 ---@param t minime.turn.Turn
 ---@param result boolean a tool_result event (else a tool_call)
 local function on_tool(t, ev, result)

@@ -50,6 +50,15 @@ class Conversation:
         """Typed text is never lost: the next input of this cwd opens with it (a draft)."""
         self._bridge.rpc("ask_refused", ask.cwd, ask.prompt)
 
+    async def disk_kept(self, kept: ops.DiskKept) -> None:
+        """The disk refresh left these files as the user had them (their unsaved edits)."""
+        if kept.files:
+            text = (
+                "changed on disk by the agent, kept as you left them (unsaved edits;"
+                " :e! takes the file): " + ", ".join(kept.files)
+            )
+            self.render(kept.cwd, events.Notice(clean(text)))
+
     def flush(self) -> None:
         """Send what is pending now: the turn so far shows before a prompt or a write."""
         if self._renderer is not None:

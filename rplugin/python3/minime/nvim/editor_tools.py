@@ -29,8 +29,9 @@ from ..tools import Tool
 from . import ops
 from .bridge import NvimBridge
 from .conversation import Conversation
+from .fs_shown import FsWrite, already_shown, shown
 from .wire_text import clean, clean_all
-from .workspace import Workspaces
+from .workspace import Workspace, Workspaces
 
 log = logging.getLogger(__name__)
 
@@ -46,35 +47,15 @@ class ToolSpec(msgspec.Struct, frozen=True):
     name: str
     description: str | None = None
     input_schema: dict[str, Any] | None = None
-    builtin: bool = False  # its JSON answers get the fixed field order below
 
 
 class ToolError(Exception):
     """A tool's answer the model should read as a failed call (isError)."""
 
 
-# Lua tables carry no key order; the model reads the fields of a built-in tool's answer in
-# this order (one ranking fits every tool's objects). lua/minime/editor/json.lua writes the same
-# order when it hands over JSON text (ctx.json); a test checks the two lists agree.
-_FIELD_ORDER = (
-    *("title", "cwd", "path", "filetype", "start_line", "start", "line", "col", "end_line"),
-    *("end", "end_col", "total_lines", "lines", "modified", "current", "visible", "severity"),
-    *("source", "code", "type", "mode", "message", "text", "buffers", "diagnostics", "items"),
-)
-_RANK = {name: i for i, name in enumerate(_FIELD_ORDER)}
-
-
-def _ordered(value: Any) -> Any:
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: _RANK.get(k, len(_RANK)))
-        return {k: _ordered(value[k]) for k in keys}
-    if isinstance(value, list):
-        return [_ordered(v) for v in value]
-    return value
-
-
 def encode(value: Any) -> str:
-    """Compact JSON text of a tool's value; a string is the answer as it is."""
+    """Compact JSON text of a tool's value; a string is the answer as it is (a built-in tool's
+    JSON text, written in Lua with its fields in the order its file declares)."""
     if isinstance(value, str):
         return clean(value)
     try:
@@ -88,7 +69,7 @@ def encode(value: Any) -> str:
 Specs = Iterable[ToolSpec | Mapping[str, Any]]
 
 
-def _spec(entry: ToolSpec | Mapping[str, Any], builtin: bool = False) -> ToolSpec:
+def _spec(entry: ToolSpec | Mapping[str, Any]) -> ToolSpec:
     if isinstance(entry, ToolSpec):
         return entry
     schema = entry.get("input_schema")
@@ -100,7 +81,6 @@ def _spec(entry: ToolSpec | Mapping[str, Any], builtin: bool = False) -> ToolSpe
         name=entry["name"],
         description=entry.get("description") or None,
         input_schema=schema or None,
-        builtin=builtin,
     )
 
 
@@ -125,7 +105,7 @@ def editor_tools(
         wanted = None if wanted is None else set(wanted)
         built = builtin_tools() if callable(builtin_tools) else builtin_tools
         extra = user_tools() if callable(user_tools) else user_tools
-        specs = [_spec(s, builtin=True) for s in built]
+        specs = [_spec(s) for s in built]
         taken = {s.name for s in specs}
         specs += [s for s in map(_spec, extra) if s.name not in taken]
         return [
@@ -156,7 +136,7 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not answer["ok"]:
             raise ToolError(clean(str(answer.get("error") or f"{name} failed")))
         value = answer.get("value")
-        return encode(_ordered(value) if spec.builtin else value)
+        return encode(value)
 
     return Tool(
         name,
@@ -263,14 +243,29 @@ class BufferFileSystem:
         return await self._ask("fs/read_text_file", session_id, params)
 
     async def write(self, session_id: str, path: str, content: str) -> None:
-        # Lua shows the write in the conversation at once, so what the agent said before it goes
-        # out first: one turn of the loop lets the turn's stream take the updates already routed,
-        # then the host's batch is sent (same queue to pynvim's thread as Lua's call: in order).
-        await asyncio.sleep(0)
-        self._conversation.flush()
-        await self._ask("fs/write_text_file", session_id, {"path": path, "content": content})
+        # Lua answers what it changed; the conversation shows it behind what the agent said
+        # before the write (the turn's stream has taken those updates while Lua wrote).
+        params = {"path": path, "content": content}
+        change = await self._ask("fs/write_text_file", session_id, params, text=False)
+        try:
+            write = msgspec.convert(change, FsWrite)
+        except msgspec.ValidationError:
+            log.warning("fs/write_text_file: an answer from Lua not understood: %r", change)
+            return
+        place = self._workspaces.of_session(session_id)
+        if place is not None:
+            self._show(place, write)
 
-    async def _ask(self, method: str, session_id: str, params: dict[str, Any]) -> Any:
+    def _show(self, place: Workspace, write: FsWrite) -> None:
+        """A write through the fs, in the conversation's stream (unless a tool shows it)."""
+        turn = place.session.running_turn() if place.session is not None else None
+        if not already_shown(write, turn.calls.values() if turn else (), place.cwd):
+            for item in shown(write):
+                self._conversation.render(place.cwd, item)
+
+    async def _ask(
+        self, method: str, session_id: str, params: dict[str, Any], text: bool = True
+    ) -> Any:
         from acp import RequestError
 
         place = self._workspaces.of_session(session_id)
@@ -284,4 +279,6 @@ class BufferFileSystem:
                 raise FileNotFoundError(2, str(error or "no such file"), params["path"])
             raise RequestError.invalid_params({"details": str(error or "the editor failed")})
         value = answer.get("value")
+        if not text:
+            return value
         return value if isinstance(value, str) else ""

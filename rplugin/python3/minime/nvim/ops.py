@@ -194,6 +194,14 @@ class ToolResult(Op, kw_only=True):
     answer: Any = None
 
 
+class DiskKept(Op, kw_only=True):
+    """Files under ``cwd`` the agent changed on disk that the refresh left as the user had them
+    (unsaved edits; lua/minime/editor/disk_refresh.lua): said in the conversation."""
+
+    cwd: str
+    files: list[str] = msgspec.field(default_factory=list)
+
+
 class ShowTerminal(Op, kw_only=True):
     """:MiniMeTerminal [id]: the output of the client terminal ``terminal_id`` of the session
     of ``cwd`` (None: its last terminal)."""
@@ -229,6 +237,7 @@ OPS: dict[str, Route] = {
     "permission_answer": Route(PermissionAnswer, "prompts.answer", now=True),
     "elicitation_answer": Route(ElicitationReply, "questions.answer", now=True),
     "tool_result": Route(ToolResult, "tools.answer", now=True),
+    "disk_kept": Route(DiskKept, "conversation.disk_kept"),
     "terminal": Route(ShowTerminal, "terminal_view.show"),
 }
 
