@@ -183,7 +183,7 @@ def test_a_mode_update_between_turns_is_followed_and_given_to_on_update(tmp_path
         async with await connect(tmp_path) as client:
             session = await client.new_session()
             seen: list[minime.Event] = []
-            session.on_update = seen.append
+            session.subscribe(seen.append)
             # An update with no turn running, as an agent sends when it changes its own mode.
             from acp.schema import CurrentModeUpdate
 
