@@ -9,7 +9,8 @@ from .client import Client, connect_with
 from .errors import Busy
 from .model import Result
 from .options import checked
-from .session import Prompt, Session, TurnStream
+from .session import Session
+from .turn import Prompt, TurnStream
 
 
 class Agent:

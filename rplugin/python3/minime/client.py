@@ -132,7 +132,7 @@ class Client:
 
     # -- start-up -------------------------------------------------------------------
 
-    async def open(self) -> None:
+    async def _open(self) -> None:
         """Spawn the agent and ``initialize`` it (:func:`connect` does it)."""
         await self.mcp.start()
         connection = self._connection
@@ -280,5 +280,5 @@ async def connect(config: str | os.PathLike[str] | None = None, **options: Any) 
 async def connect_with(options: Options) -> Client:
     """:func:`connect` with options already checked (``start`` checks them as its own)."""
     client = Client(options)
-    await client.open()
+    await client._open()
     return client

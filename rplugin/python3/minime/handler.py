@@ -5,51 +5,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .fs import FileSystem, inside
-from .model import PermissionOption, PermissionRequest, ToolCall
+from .model import PermissionOption, PermissionRequest
 from .permissions import PermissionCallback, decide
 from .sdk_log import first_line
+from .sink import Sink
 from .terminal_requests import TerminalRequests
 from .tool_service import TOOLS_LIST_METHOD
 from .updates import tool_call_of
 
 if TYPE_CHECKING:
     from .elicitations import ElicitationCallback
-    from .terminals import Terminals
 
 log = logging.getLogger("minime")
 T = TypeVar("T")
-
-
-class AskedSession(Protocol):
-    """A session as the agent's requests need it (:class:`minime.Session` is one)."""
-
-    session_id: str
-    cwd: str
-
-    def permission_call(self, call: ToolCall) -> ToolCall: ...
-
-    def asking(self, question: asyncio.Future[Any]) -> AbstractContextManager[None]: ...
-
-
-class Sink(Protocol):
-    """Where the handler hands what the agent sends (session_registry.py's registry)."""
-
-    @property
-    def terminals(self) -> Terminals | None: ...
-
-    def session(self, session_id: Any) -> AskedSession | None: ...
-
-    def update(self, session_id: str, update: Any) -> None: ...
-
-    async def list_tools(self, params: Any) -> dict[str, Any]: ...
-
-    async def call_tool(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
-
-    async def cancellable(self, work: Awaitable[T]) -> T: ...
 
 
 async def _handled(method: str, work: Awaitable[T]) -> T:

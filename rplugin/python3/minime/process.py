@@ -71,7 +71,7 @@ class AgentProcess:
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_RING_LINES)
         self._on_stderr = on_stderr
         self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
-        self._exit: asyncio.Task[None] | None = None
+        self._exit_seen: asyncio.Task[None] | None = None
 
     @classmethod
     async def spawn(
@@ -149,10 +149,10 @@ class AgentProcess:
 
     async def wait(self, timeout: float | None = None) -> int | None:
         """The exit status once it has exited (stderr fully read), or None after ``timeout``."""
-        if self._exit is None:
-            self._exit = asyncio.get_running_loop().create_task(self._exited())
+        if self._exit_seen is None:
+            self._exit_seen = asyncio.get_running_loop().create_task(self._exited())
         try:
-            await asyncio.wait_for(asyncio.shield(self._exit), timeout)
+            await asyncio.wait_for(asyncio.shield(self._exit_seen), timeout)
         except TimeoutError:
             return None
         if not self._drain.done():  # a stop() before may have cancelled it

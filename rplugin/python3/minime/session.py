@@ -16,14 +16,13 @@ from .model import AvailableCommand, ConfigOption, Event, Result, SessionModes, 
 from .session_state import SessionState, state_event
 from .terminals import Terminal, Terminals
 from .transport import STOP_REASON_META
-from .turn import Prompt, Turn, merged
+from .turn import Prompt, Turn, TurnHooks, TurnStream, merged
 from .updates import TERMINAL_STATUSES, ended_call, terminal_chunk, to_event
 
 log = logging.getLogger("minime")
 
-__all__ = ["Prompt", "Session", "TurnStream"]
+__all__ = ["Inbound", "Session"]
 
-_BACKGROUND: set[asyncio.Task[None]] = set()
 Subscriber = Callable[[Event], None]
 
 
@@ -47,7 +46,7 @@ class Session:
         self._terminals = terminals
         self._cancel_timeout = cancel_timeout
         self._state = SessionState(lambda: connection.agent_name)
-        self._asking: set[asyncio.Future[Any]] = set()  # permission and elicitation prompts
+        self._questions: set[asyncio.Future[Any]] = set()  # permission and elicitation prompts
         self._subscribers: list[Subscriber] = []
         self._replay_to: Subscriber | None = None  # a session/load's replay, until its answer
         self._turn: Turn | None = None
@@ -56,7 +55,14 @@ class Session:
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
         self._past_calls: set[str] = set()
         self._replay: Turn | None = None  # what a session/load replay gathers (_replaying)
-        self._live = LiveTerminals(self.terminal, self._running_turn)
+        self._live = LiveTerminals(self._terminal, self._running_turn)
+        self._turn_hooks = TurnHooks(
+            begin=self._begin,
+            release=self._release,
+            cancel=self._cancel_turn,
+            cancel_timeout=cancel_timeout,
+        )
+        self.inbound = Inbound(self)  # the library's side: what the agent sends it
 
     @property
     def busy(self) -> bool:
@@ -90,14 +96,9 @@ class Session:
     def commands(self) -> list[AvailableCommand]:
         return self._state.commands
 
-    def take_answer(self, answer: Any) -> None:
-        """The modes and options a session/new, load or resume answer gives (library seam)."""
+    def _take_answer(self, answer: Any) -> None:
+        """The modes and options a session/new, load or resume answer gives."""
         self._state.take_answer(answer)
-
-    def follow(self, event: Event) -> bool:
-        """Keep what a state event (``mode``, ``config``, ``usage``, ``title``, ``commands``)
-        says; False for a mode the agent never offered (not taken, logged)."""
-        return self._state.follow(event)
 
     # -- events between turns ---------------------------------------------------------------
 
@@ -112,19 +113,18 @@ class Session:
 
         return unsubscribe
 
-    def begin_replay(self, fn: Subscriber) -> Callable[[], None]:
-        """A session/load's history goes to ``fn`` until the returned function (or
-        :meth:`end_replay`) ends it (library seam)."""
+    def _begin_replay(self, fn: Subscriber) -> Callable[[], None]:
+        """A session/load's history goes to ``fn`` until the returned function ends it."""
         self._replay_to = fn
-        return self.end_replay
+        return self._end_replay
 
-    def end_replay(self) -> None:
+    def _end_replay(self) -> None:
         self._replay_to = None
 
     # -- updates from the agent ------------------------------------------------------
 
-    def on_acp_update(self, update: Any) -> None:
-        """One ``session/update`` of this session (library seam: the connection's)."""
+    def _on_acp_update(self, update: Any) -> None:
+        """One ``session/update`` of this session."""
         turn = self._turn
         live = turn is not None and turn.request is not None
         # Where a command's streamed output is gathered: the running turn, or the history a
@@ -156,16 +156,16 @@ class Session:
         for one in shown:
             self._show(one, turn if live else None)
 
-    def terminal(self, terminal_id: str) -> Terminal | None:
+    def _terminal(self, terminal_id: str) -> Terminal | None:
         """The client terminal ``terminal_id`` (None: no such terminal, or none lent)."""
         return self._terminals.get(terminal_id) if self._terminals is not None else None
 
     def _terminal_text(self, terminal_id: str) -> str | None:
-        terminal = self.terminal(terminal_id)
+        terminal = self._terminal(terminal_id)
         return terminal.text if terminal is not None else None
 
-    def terminal_grew(self, terminal_id: str) -> None:
-        """A client terminal of this session printed more (library seam)."""
+    def _terminal_grew(self, terminal_id: str) -> None:
+        """A client terminal of this session printed more."""
         self._live.grew(terminal_id)
 
     def _running_turn(self) -> Turn | None:
@@ -197,16 +197,16 @@ class Session:
             log.debug("an update between turns, not shown: %s", event.kind)
 
     @contextlib.contextmanager
-    def asking(self, question: asyncio.Future[Any]) -> Generator[None]:
+    def _asking(self, question: asyncio.Future[Any]) -> Generator[None]:
         """While the user is asked (a permission, a question): the turn's cancel, or the
-        agent's death, withdraws it (library seam)."""
-        self._asking.add(question)
+        agent's death, withdraws it."""
+        self._questions.add(question)
         try:
             yield
         finally:
-            self._asking.discard(question)
+            self._questions.discard(question)
 
-    def permission_call(self, call: ToolCall) -> ToolCall:
+    def _permission_call(self, call: ToolCall) -> ToolCall:
         """The call a permission request names, completed with what the running turn knows of
         it where the request says nothing (claude-agent-acp asks to approve a plan with empty
         rawInput and content: the plan came in the call's tool_call_update). A call the turn
@@ -229,12 +229,12 @@ class Session:
         call_id = update.tool_call_id
         return call_id in self._past_calls and call_id not in turn.calls
 
-    def fail_turn(self, error: BaseException) -> None:
-        """End the running turn (and one still ending) with ``error`` (library seam)."""
+    def _fail_turn(self, error: BaseException) -> None:
+        """End the running turn (and one still ending) with ``error``."""
         for turn in (self._turn, self._ending):
             if turn is not None:
                 turn.fail(error)
-        for task in list(self._asking):
+        for task in list(self._questions):
             task.cancel()
 
     # -- modes and config options ----------------------------------------------------------
@@ -273,7 +273,7 @@ class Session:
             self._ending = self._turn
         turn = Turn(prompt)
         self._turn = turn
-        return TurnStream(self, turn)
+        return TurnStream(turn, self._turn_hooks)
 
     async def complete(self, prompt: Prompt) -> Result:
         """One whole turn. Cancelling the awaiting task cancels the turn, then re-raises."""
@@ -296,7 +296,7 @@ class Session:
         if turn.ended.is_set() or turn.cancel_sent:
             return
         turn.cancel_sent = True
-        for task in list(self._asking):
+        for task in list(self._questions):
             task.cancel()
         if turn.request is None:  # never sent: nothing to tell the agent
             turn.finish("cancelled", None)
@@ -350,67 +350,42 @@ class Session:
             self._ending = None
 
 
-class TurnStream:
-    """Async iterator over one turn's events (see :meth:`Session.stream`)."""
+class Inbound:
+    """The agent's side of a session: what the connection hands it (the answer that opened
+    it, its updates, a replay, permission questions) and the end the agent's death brings.
+    The library's own seam (session_registry.py, handler.py); a program has no use for it."""
 
-    def __init__(self, session: Session, turn: Turn) -> None:
+    def __init__(self, session: Session) -> None:
         self._session = session
-        self._turn = turn
-        self._started = False
-        self._finished = False
 
-    def __aiter__(self) -> TurnStream:
-        return self
+    @property
+    def session_id(self) -> str:
+        return self._session.session_id
 
-    async def __anext__(self) -> Event:
-        if self._finished:
-            raise StopAsyncIteration
-        turn = self._turn
-        try:
-            if not self._started:
-                self._started = True
-                await self._session._begin(turn)
-            item = await turn.queue.get()
-        except asyncio.CancelledError:
-            await self._abandon(wait=True)
-            raise
-        if isinstance(item, BaseException):
-            self._close()
-            raise item
-        if item.kind == "done":
-            self._close()
-        return item
+    @property
+    def cwd(self) -> str:
+        return self._session.cwd
 
-    def _close(self) -> None:
-        self._finished = True
-        self._session._release(self._turn)
+    def take_answer(self, answer: Any) -> None:
+        self._session._take_answer(answer)
 
-    async def _abandon(self, wait: bool) -> None:
-        if self._finished:
-            return
-        self._finished = True
-        turn = self._turn
-        turn.abandoned = True
-        await self._session._cancel_turn(turn)
-        if wait:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.shield(turn.ended.wait()), self._session._cancel_timeout + 1
-                )
-        if turn.ended.is_set():
-            self._session._release(turn)
-        # Otherwise the next turn waits for it to end (Session.stream keeps it as _ending).
+    def begin_replay(self, fn: Subscriber) -> Callable[[], None]:
+        return self._session._begin_replay(fn)
 
-    async def aclose(self) -> None:
-        """End the turn if it still runs (sends ``session/cancel``) and wait for its end."""
-        await self._abandon(wait=True)
+    def end_replay(self) -> None:
+        self._session._end_replay()
 
-    def __del__(self) -> None:
-        if self._finished:
-            return
-        turn = self._turn
-        turn.abandoned = True
-        with contextlib.suppress(RuntimeError):  # no loop any more: nothing left to cancel
-            task = asyncio.get_running_loop().create_task(self._session._cancel_turn(turn))
-            _BACKGROUND.add(task)
-            task.add_done_callback(_BACKGROUND.discard)
+    def update(self, update: Any) -> None:
+        self._session._on_acp_update(update)
+
+    def terminal_grew(self, terminal_id: str) -> None:
+        self._session._terminal_grew(terminal_id)
+
+    def asking(self, question: asyncio.Future[Any]) -> contextlib.AbstractContextManager[None]:
+        return self._session._asking(question)
+
+    def permission_call(self, call: ToolCall) -> ToolCall:
+        return self._session._permission_call(call)
+
+    def fail_turn(self, error: BaseException) -> None:
+        self._session._fail_turn(error)

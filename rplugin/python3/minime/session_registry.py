@@ -17,7 +17,7 @@ from .connection import Connection
 from .errors import Error
 from .mcp_servers import SessionServers
 from .scopes import Opening, Scopes
-from .session import Session
+from .session import Inbound, Session
 from .terminals import Terminals
 from .tool_service import ToolService
 
@@ -103,7 +103,7 @@ class SessionRegistry:
             self._tools.forget([session_id])
         opening = self._scopes.begin_known(session_id, cwd)
         session = self._register(session_id, cwd)
-        replay = session.begin_replay(on_update) if on_update is not None else None
+        replay = session.inbound.begin_replay(on_update) if on_update is not None else None
         self._mcp.ended(session_id)  # a token of its earlier opening is refused from now on
         servers, grant = self._mcp.open(cwd)
         self._mcp.opened(grant, session_id)  # its id is known: its tools may be asked at once
@@ -125,14 +125,14 @@ class SessionRegistry:
             if replay is not None:
                 replay()
         self._end_open(opening, session_id)
-        session.take_answer(answer)
+        session.inbound.take_answer(answer)
         return session
 
     def replay_over(self, session_id: Any) -> None:
         """session/load answered: what comes next is not history."""
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is not None:
-            session.end_replay()
+            session.inbound.end_replay()
 
     def _end_open(self, opening: Opening, session_id: str | None) -> None:
         before = set(self._scopes.cwds)
@@ -148,10 +148,10 @@ class SessionRegistry:
             terminals=self._terminals,
             cancel_timeout=self._cancel_timeout,
         )
-        session.take_answer(answer)  # its modes and options; updates sent before it follow
+        session.inbound.take_answer(answer)  # its modes and options; updates sent before it follow
         self.sessions[session_id] = session
         for update in self._scopes.take_early(session_id):
-            session.on_acp_update(update)
+            session.inbound.update(update)
         return session
 
     # -- the stored ones ---------------------------------------------------------------------
@@ -177,7 +177,7 @@ class SessionRegistry:
         await connection.request(method, work)
         session = self.sessions.pop(session_id, None)
         if session is not None:
-            session.fail_turn(Error(f"the session was closed ({method})"))
+            session.inbound.fail_turn(Error(f"the session was closed ({method})"))
 
     # -- while open --------------------------------------------------------------------------
 
@@ -187,8 +187,9 @@ class SessionRegistry:
     def terminals(self) -> Terminals | None:
         return self._terminals
 
-    def session(self, session_id: Any) -> Session | None:
-        return self.sessions.get(session_id) if isinstance(session_id, str) else None
+    def session(self, session_id: Any) -> Inbound | None:
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        return session.inbound if session is not None else None
 
     async def list_tools(self, params: Any) -> dict[str, Any]:
         return await self._tools.answer_list(params)
@@ -204,14 +205,14 @@ class SessionRegistry:
     def update(self, session_id: str, update: Any) -> None:
         session = self.sessions.get(session_id)
         if session is not None:
-            session.on_acp_update(update)
+            session.inbound.update(update)
         else:
             self._scopes.keep_early(session_id, update)
 
     def terminal_grew(self, session_id: str, terminal_id: str) -> None:
         session = self.sessions.get(session_id)
         if session is not None:
-            session.terminal_grew(terminal_id)
+            session.inbound.terminal_grew(terminal_id)
 
     def forget(self, session: Session) -> None:
         self.sessions.pop(session.session_id, None)
@@ -224,4 +225,4 @@ class SessionRegistry:
 
     def fail_all(self, error: Error) -> None:
         for session in list(self.sessions.values()):
-            session.fail_turn(error)
+            session.inbound.fail_turn(error)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .sdk_log import first_line
 
 if TYPE_CHECKING:
-    from .handler import Sink
+    from .sink import Sink
     from .terminals import Terminal, Terminals
 
 log = logging.getLogger("minime")

@@ -4,8 +4,12 @@ end — the state machine a session runs one at a time (see :class:`Turn`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
+
+import msgspec
 
 from .errors import Error
 from .model import Event, ToolCall
@@ -15,6 +19,7 @@ log = logging.getLogger("minime")
 Prompt = str | list[dict[str, Any]]
 # Characters of a call's streamed output kept (the editor shows 2,000 lines of it).
 MAX_STREAMED = 1024 * 1024
+_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
 def merged(call: ToolCall, before: ToolCall) -> ToolCall:
@@ -127,3 +132,79 @@ class Turn:
 
     def arm_deadline(self, seconds: float, error: Error) -> None:
         self._deadline = asyncio.get_running_loop().call_later(seconds, self.fail, error)
+
+
+class TurnHooks(msgspec.Struct, frozen=True):
+    """What a turn's stream asks of its session: send it (``begin``), let it go once ended
+    (``release``), cancel it (``cancel``), and how long an agent has to end it."""
+
+    begin: Callable[[Turn], Coroutine[Any, Any, None]]
+    release: Callable[[Turn], None]
+    cancel: Callable[[Turn], Coroutine[Any, Any, None]]
+    cancel_timeout: float
+
+
+class TurnStream:
+    """Async iterator over one turn's events (see :meth:`Session.stream`)."""
+
+    def __init__(self, turn: Turn, hooks: TurnHooks) -> None:
+        self._hooks = hooks
+        self._turn = turn
+        self._started = False
+        self._finished = False
+
+    def __aiter__(self) -> TurnStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._finished:
+            raise StopAsyncIteration
+        turn = self._turn
+        try:
+            if not self._started:
+                self._started = True
+                await self._hooks.begin(turn)
+            item = await turn.queue.get()
+        except asyncio.CancelledError:
+            await self._abandon(wait=True)
+            raise
+        if isinstance(item, BaseException):
+            self._close()
+            raise item
+        if item.kind == "done":
+            self._close()
+        return item
+
+    def _close(self) -> None:
+        self._finished = True
+        self._hooks.release(self._turn)
+
+    async def _abandon(self, wait: bool) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        turn = self._turn
+        turn.abandoned = True
+        await self._hooks.cancel(turn)
+        if wait:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.shield(turn.ended.wait()), self._hooks.cancel_timeout + 1
+                )
+        if turn.ended.is_set():
+            self._hooks.release(turn)
+        # Otherwise the next turn waits for it to end (Session.stream keeps it as _ending).
+
+    async def aclose(self) -> None:
+        """End the turn if it still runs (sends ``session/cancel``) and wait for its end."""
+        await self._abandon(wait=True)
+
+    def __del__(self) -> None:
+        if self._finished:
+            return
+        turn = self._turn
+        turn.abandoned = True
+        with contextlib.suppress(RuntimeError):  # no loop any more: nothing left to cancel
+            task = asyncio.get_running_loop().create_task(self._hooks.cancel(turn))
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
