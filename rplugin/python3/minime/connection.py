@@ -62,7 +62,8 @@ class Connection:
         self._on_death = on_death
         self._rpc: Any = None  # the SDK's ClientSideConnection
         self._closing = False
-        self._gone = asyncio.Event()  # dead or closing: no answer is coming
+        self._waiting: set[asyncio.Task[Any]] = set()  # tasks awaiting a request
+        self._interrupted: set[asyncio.Task[Any]] = set()  # ...that its end cancelled
         self._watch: asyncio.Task[None] | None = None
         self._ended: asyncio.Task[None] | None = None
 
@@ -119,29 +120,40 @@ class Connection:
             raise Error("the agent connection is closed")
 
     async def request(self, what: str, work: Awaitable[T]) -> T:
-        """``work`` (a request of the agent), or the error that says why it has no answer."""
+        """``work`` (a request of the agent), or the error that says why it has no answer.
+
+        Awaited in the caller's own task, with no hop of its own: a turn's answer and the
+        updates the agent sends after it keep their order. The agent's death (or the close)
+        interrupts the task, and the request ends with it."""
         if not self.alive:
             if inspect.iscoroutine(work):
                 work.close()  # never sent
             self.check_alive()
-        step = asyncio.ensure_future(work)
-        gone = asyncio.ensure_future(self._gone.wait())
+        task = asyncio.current_task()
+        assert task is not None
+        self._waiting.add(task)
         try:
-            await asyncio.wait({step, gone}, return_when=asyncio.FIRST_COMPLETED)
+            return await work
         except asyncio.CancelledError:
-            step.cancel()
-            raise
-        finally:
-            gone.cancel()
-        if not step.done():
-            step.cancel()
-            raise self._gone_error()
-        try:
-            return step.result()
+            if task not in self._interrupted:
+                raise
+            task.uncancel()
+            raise self._gone_error() from None
         except Error:
             raise
         except Exception as exc:
-            raise await self.failure(what, exc) from None
+            failed = exc
+        finally:
+            self._waiting.discard(task)
+            self._interrupted.discard(task)
+        raise await self.failure(what, failed) from None
+
+    def _interrupt(self) -> None:
+        """No answer is coming: every request in flight ends now."""
+        for task in list(self._waiting):
+            if task not in self._interrupted:
+                self._interrupted.add(task)
+                task.cancel()
 
     async def failure(self, what: str, exc: BaseException) -> Error:
         """Why a request failed: the agent's death (a broken pipe is one), else its refusal."""
@@ -244,8 +256,8 @@ class Connection:
 
     def _die(self, error: Error) -> None:
         self.death = error
-        self._gone.set()
         self._on_death(error)
+        self._interrupt()
 
     def _output_ended(self) -> None:
         if not self._closing and self._ended is None:
@@ -262,7 +274,7 @@ class Connection:
     async def close(self, grace: float) -> None:
         """Close stdin, wait up to ``grace`` s, then kill the agent's whole tree."""
         self._closing = True
-        self._gone.set()
+        self._interrupt()
         if self.process is not None:
             await self.process.stop(grace)
         if self._rpc is not None:
