@@ -293,12 +293,13 @@ class Session:
 
     async def _cancel_turn(self, turn: Turn) -> None:
         """Cancel this very turn (not whichever turn runs when the call is finally made)."""
-        if turn.ended.is_set() or turn.cancel_sent:
+        if turn.phase in ("cancelling", "ended"):
             return
+        waiting = turn.phase == "waiting"
         turn.cancel_sent = True
         for task in list(self._questions):
             task.cancel()
-        if turn.request is None:  # never sent: nothing to tell the agent
+        if waiting:  # never sent: nothing to tell the agent
             turn.finish("cancelled", None)
             return
         bound = self._cancel_timeout
@@ -315,7 +316,7 @@ class Session:
                 await asyncio.wait_for(ending.ended.wait(), self._cancel_timeout + 1)
             self._past_calls.update(ending.calls)
             self._ending = None
-        if turn.ended.is_set():  # cancelled before it was sent
+        if turn.phase == "ended":  # cancelled before it was sent
             return
         if not self._connection.alive:
             turn.fail(self._connection.death or Error("the agent connection is closed"))
