@@ -18,6 +18,9 @@ The script (JSON object):
                  the usual one (for ``session/prompt``, after its steps).
 ``delays``       ``{METHOD: SECONDS}``: the answer to METHOD is sent that much later (an agent
                  slow to start: ``initialize``, ``session/new``).
+``exit_on``      ``{METHOD: {"status": N, "stderr": LINE, "hold": BOOL}}``: on METHOD, LINE on
+                 stderr and exit N unanswered; with ``hold``, a ``sleep`` child keeps its stdin
+                 and stdout open (no end of the pipe tells the client).
 
 A ``session/prompt``'s text is a JSON list of steps (``@SID@`` is the prompt's session):
 
@@ -26,6 +29,7 @@ A ``session/prompt``'s text is a JSON list of steps (``@SID@`` is the prompt's s
                             then said as an agent_message_chunk: the answer's JSON, compact.
 ``{"say": TEXT}``           one agent_message_chunk.
 ``{"close_stdout": true}``  stdout closed; the process lives on until killed.
+``{"stderr": LINE}``        LINE on stderr.
 ``{"fail": ERROR}``         the prompt is answered with this JSON-RPC ``error`` object.
 
 The prompt is answered ``end_turn`` after its last step.
@@ -37,6 +41,7 @@ import asyncio
 import itertools
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -83,6 +88,9 @@ class Adversary:
                 self.say(sid, compact(await future))
             elif "say" in step:
                 self.say(sid, step["say"])
+            elif "stderr" in step:
+                sys.stderr.write(step["stderr"] + "\n")
+                sys.stderr.flush()
             elif "fail" in step:
                 raise Fail(step["fail"])
             elif step.get("close_stdout"):
@@ -92,6 +100,13 @@ class Adversary:
 
     async def handle(self, message: dict[str, Any]) -> None:
         method, params, rid = message.get("method"), message.get("params") or {}, message.get("id")
+        death = self.script.get("exit_on", {}).get(method)
+        if death is not None:
+            sys.stderr.write(death.get("stderr", "") + "\n")
+            sys.stderr.flush()
+            if death.get("hold"):
+                subprocess.Popen(["sleep", "1000"], stderr=subprocess.DEVNULL)
+            os._exit(death.get("status", 1))
         result: Any = {}
         if method == "initialize":
             result = {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}}

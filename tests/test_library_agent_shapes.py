@@ -232,7 +232,7 @@ def test_an_answer_of_escaped_characters_is_cut_by_its_json_size() -> None:
 def test_a_command_streaming_without_end_is_kept_bounded() -> None:
     """codex-acp streams a command's output in ``_meta`` chunks: 3,000 chunks of 1 KB are kept
     up to MAX_STREAMED characters, joined once, and what was not kept is said."""
-    from minime.session import MAX_STREAMED, Turn
+    from minime.turn import MAX_STREAMED, Turn
 
     turn = Turn("p")
     for _ in range(3_000):

@@ -160,3 +160,29 @@ def test_system_exit_in_a_tool_source_or_on_stderr_is_no_exit_either(mm: FakeMM)
             assert (await agent.complete("/say still")).text == "still"
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"colour": "blue"}, r"^connect\(\) got unknown options: colour$"),
+        ({"terminal_auth": "yes"}, "^terminal_auth must be True or False, got 'yes'$"),
+        ({"terminal": "on"}, "^terminal must be True, False or a Terminals, got str$"),
+        ({"on_elicitation": 3}, "^on_elicitation must be a function, got int$"),
+        ({"tools_via": "pipe"}, '^tools_via must be "client" or "mcp", got \'pipe\'$'),
+    ],
+)
+def test_wrong_options_to_connect_raise_minime_error_naming_them(
+    mm: FakeMM, tmp_path: Path, options: dict[str, Any], words: str
+) -> None:
+    """connect's options are one Struct checked once: an unknown name was a TypeError, a
+    terminal_auth that is no bool was taken as true."""
+    spawned = tmp_path / "spawned"
+    os.environ["FAKE_MM_SPAWNED"] = str(spawned)
+    options = {"config": mm.config(), "mm": mm.bin, "cwd": str(mm.dir), **options}
+    try:
+        with pytest.raises(minime.Error, match=words):
+            asyncio.run(minime.connect(**options))
+    finally:
+        del os.environ["FAKE_MM_SPAWNED"]
+    assert not spawned.exists()

@@ -183,11 +183,11 @@ def test_a_mode_update_between_turns_is_followed_and_given_to_on_update(tmp_path
         async with await connect(tmp_path) as client:
             session = await client.new_session()
             seen: list[minime.Event] = []
-            session.on_update = seen.append
+            session.subscribe(seen.append)
             # An update with no turn running, as an agent sends when it changes its own mode.
             from acp.schema import CurrentModeUpdate
 
-            session.on_acp_update(
+            session.inbound.update(
                 CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan")
             )
             assert session.modes.current == "plan"

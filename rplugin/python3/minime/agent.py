@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
-from .client import Client, connect
-from .errors import Busy, Error
+from .client import Client, connect_with
+from .errors import Busy
 from .model import Result
-from .permissions import PermissionCallback
-from .session import Prompt, Session, TurnStream
-from .tools import ToolSource
-
-_CONNECT_OPTIONS = {"command", "env", "ready_timeout", "cancel_timeout", "fs"}
+from .options import checked
+from .session import Session
+from .turn import Prompt, TurnStream
 
 
 class Agent:
@@ -54,35 +51,13 @@ class Agent:
         await self.close()
 
 
-async def start(
-    config: str | os.PathLike[str] | None = None,
-    *,
-    cwd: str | os.PathLike[str] | None = None,
-    mm: str | None = None,
-    tools: ToolSource = (),
-    discovery: str = "meta",
-    on_permission: PermissionCallback | None = None,
-    on_stderr: Callable[[str], None] | None = None,
-    **options: Any,
-) -> Agent:
+async def start(config: str | os.PathLike[str] | None = None, **options: Any) -> Agent:
     """Spawn ``<mm> -acp -config <config>`` in ``cwd``, then ``initialize`` and ``session/new``,
-    the two together within ``ready_timeout`` (60 s)."""
-    unknown = sorted(set(options) - _CONNECT_OPTIONS)
-    if unknown:
-        raise Error(f"start() got unknown options: {', '.join(unknown)}")
-    client = await connect(
-        config,
-        cwd=cwd,
-        mm=mm,
-        tools=tools,
-        discovery=discovery,
-        on_permission=on_permission,
-        on_stderr=on_stderr,
-        **options,
-    )
+    the two together within ``ready_timeout`` (60 s). The options are :func:`connect`'s."""
+    client = await connect_with(checked("start", {"config": config, **options}))
     try:
         # One bound for the whole start: session/new gets what initialize left of ready_timeout.
-        session = await client.open_first_session(client.cwd, ready_by=client.ready_by)
+        session = await client.new_session(client.cwd, ready_by=client.ready_by)
     except BaseException:
         await client.close()
         raise

@@ -7,16 +7,17 @@ import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from .fs import inside
+from .fs import FileSystem, inside
 from .model import PermissionOption, PermissionRequest
-from .permissions import decide
+from .permissions import PermissionCallback, decide
 from .sdk_log import first_line
+from .sink import Sink
 from .terminal_requests import TerminalRequests
 from .tool_service import TOOLS_LIST_METHOD
-from .updates import _tool_call
+from .updates import tool_call_of
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .elicitations import ElicitationCallback
 
 log = logging.getLogger("minime")
 T = TypeVar("T")
@@ -42,46 +43,52 @@ class Handler(TerminalRequests):
     """Every agent request lands here; requests about sessions this client never opened are
     refused before anything is shown or run."""
 
-    def __init__(self, owner: Client) -> None:
-        self._owner = owner
+    def __init__(
+        self,
+        sink: Sink,
+        *,
+        on_permission: PermissionCallback | None,
+        on_elicitation: ElicitationCallback | None,
+        fs: FileSystem | None,
+    ) -> None:
+        self._sink = sink
+        self._on_permission = on_permission
+        self._on_elicitation = on_elicitation
+        self._fs = fs
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **_: Any
     ) -> Any:
         from acp import RequestError
 
-        session = self._owner.sessions.get(session_id)
+        session = self._sink.session(session_id)
         if session is None:
             # Nothing to show it in, and nobody who asked for it: refused, never asked.
             log.warning("refused session/request_permission for unknown session %r", session_id)
             raise RequestError.invalid_params(
                 {"details": f"unknown session {session_id!r}: this client never opened it"}
             )
-        return await self._owner.transport.cancellable(
-            self._ask_permission(session, options, tool_call)
-        )
+        return await self._sink.cancellable(self._ask_permission(session, options, tool_call))
 
     async def _ask_permission(self, session: Any, options: list[Any], tool_call: Any) -> Any:
         from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
         request = PermissionRequest(
             session_id=session.session_id,
-            tool_call=session.permission_call(_tool_call(tool_call, kind="")),
+            tool_call=session.permission_call(tool_call_of(tool_call, kind="")),
             options=[
                 PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in options
             ],
         )
         task = asyncio.ensure_future(self._decide(session, request))
-        session.pending_permissions.add(task)
         try:
-            option_id = await task
+            with session.asking(task):
+                option_id = await task
         except asyncio.CancelledError:
             if not task.cancelled():
                 task.cancel()  # this request was cancelled: the prompt goes too
                 raise
             option_id = None  # the turn was cancelled while the prompt was open
-        finally:
-            session.pending_permissions.discard(task)
         if option_id is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -92,7 +99,7 @@ class Handler(TerminalRequests):
         # The SDK runs each message in a task of its own: an update sent just before the
         # request may be handled after it, before this task starts (claude's plan approval).
         request.tool_call = session.permission_call(request.tool_call)
-        return await decide(self._owner.on_permission, request)
+        return await decide(self._on_permission, request)
 
     async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
         """A form question (elicitation/create) for one of this client's sessions; URL mode and
@@ -102,7 +109,7 @@ class Handler(TerminalRequests):
 
         session_id = getattr(mode, "session_id", None)
         schema = getattr(mode, "requested_schema", None)
-        session = self._owner.sessions.get(session_id) if isinstance(session_id, str) else None
+        session = self._sink.session(session_id)
         if schema is None:
             self._refuse("only form elicitations are supported (no url mode)")
         if session is None:
@@ -114,25 +121,23 @@ class Handler(TerminalRequests):
             schema=schema.model_dump(mode="json", by_alias=True, exclude_none=True),
             tool_call_id=getattr(mode, "tool_call_id", None),
         )
-        return await self._owner.transport.cancellable(self._elicit(session, request))
+        return await self._sink.cancellable(self._elicit(session, request))
 
     async def _elicit(self, session: Any, request: Any) -> Any:
         from acp.schema import CancelElicitationResponse
 
         from .elicitations import ask
 
-        task = asyncio.ensure_future(ask(self._owner.on_elicitation, request))
-        session.pending_permissions.add(task)  # the turn's cancel withdraws it too
+        task = asyncio.ensure_future(ask(self._on_elicitation, request))
         try:
-            return await task
+            with session.asking(task):  # the turn's cancel withdraws it too
+                return await task
         except asyncio.CancelledError:
             request.cancelled.set()
             if not task.cancelled():
                 task.cancel()  # this request was cancelled: the question goes too
                 raise
             return CancelElicitationResponse(action="cancel")  # the turn was cancelled
-        finally:
-            session.pending_permissions.discard(task)
 
     async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
         """elicitation/complete names a URL-mode elicitation, which this client does not offer."""
@@ -153,7 +158,7 @@ class Handler(TerminalRequests):
             if value is not None and value < (1 if name == "line" else 0):
                 self._refuse(f"{name} must be {'>= 1' if name == 'line' else '>= 0'}, got {value}")
         try:
-            text = await self._owner.transport.cancellable(
+            text = await self._sink.cancellable(
                 _handled("fs/read_text_file", fs.read_text(session_id, real, line, limit))
             )
         except FileNotFoundError as exc:
@@ -171,19 +176,19 @@ class Handler(TerminalRequests):
         from acp.schema import WriteTextFileResponse
 
         fs, real = self._fs_target("fs/write_text_file", session_id, path)
-        await self._owner.transport.cancellable(
+        await self._sink.cancellable(
             _handled("fs/write_text_file", fs.write_text(session_id, real, content))
         )
         return WriteTextFileResponse()
 
     def _fs_target(self, method: str, session_id: str, path: str) -> tuple[Any, str]:
         """The handlers and the real path, or a JSON-RPC error saying why not."""
-        fs = self._owner.fs
+        fs = self._fs
         if fs is None:
             from acp import RequestError
 
             raise RequestError.method_not_found(method)
-        session = self._known_session(method, session_id)
+        session = self.known_session(method, session_id)
         try:
             return fs, inside(session.cwd, path)
         except ValueError as exc:
@@ -199,13 +204,13 @@ class Handler(TerminalRequests):
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         # No await before this: the SDK runs each notification in its own task, and only
         # handling it synchronously keeps the chunks in order.
-        self._owner.route_update(session_id, update)
+        self._sink.update(session_id, update)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> Any:
-        owner = self._owner
+        sink = self._sink
         if method == TOOLS_LIST_METHOD:
-            return await owner.transport.cancellable(owner.list_tools(params))
-        return await owner.transport.cancellable(owner.call_tool("_" + method, params))
+            return await sink.cancellable(sink.list_tools(params))
+        return await sink.cancellable(sink.call_tool("_" + method, params))
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignored notification _%s", method)

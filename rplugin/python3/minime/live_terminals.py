@@ -10,13 +10,15 @@ live event must not replace.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .model import Event, ToolCall
 from .updates import TERMINAL_STATUSES
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .terminals import Terminal
+    from .turn import Turn
 
 # The end of a terminal's output a live event carries (the whole of it stays in the terminal).
 LIVE_TERMINAL_BYTES = 16 * 1024
@@ -24,8 +26,13 @@ LIVE_INTERVAL = 0.1
 
 
 class LiveTerminals:
-    def __init__(self, session: Session) -> None:
-        self._session = session
+    """Of one session: ``lookup`` finds a terminal by id, ``running`` is its running turn."""
+
+    def __init__(
+        self, lookup: Callable[[str], Terminal | None], running: Callable[[], Turn | None]
+    ) -> None:
+        self._lookup = lookup
+        self._running = running
         self.calls: dict[str, str] = {}  # terminal id -> the call showing it
         self._due: dict[str, asyncio.TimerHandle] = {}
         self._last: dict[str, float] = {}
@@ -46,11 +53,11 @@ class LiveTerminals:
     def event(self, terminal_id: str) -> Event | None:
         """The ``terminal`` event of its output now (``call``: the running call showing it, if
         any; ``status``: how it ended, once it has)."""
-        terminal = self._session.client.terminal(terminal_id)
+        terminal = self._lookup(terminal_id)
         if terminal is None:
             return None
         call_id = self.calls.get(terminal_id)
-        turn = self._session.running_turn()
+        turn = self._running()
         known = turn.calls.get(call_id) if turn is not None and call_id is not None else None
         if known is not None and known.status in TERMINAL_STATUSES:
             call_id = None  # ended: its result shows the whole output
@@ -65,7 +72,7 @@ class LiveTerminals:
     def grew(self, terminal_id: str) -> None:
         """Its output grew: an event now, or when LIVE_INTERVAL has passed; it ended: now (the
         agent may end the turn as soon as it learns of the exit)."""
-        terminal = self._session.client.terminal(terminal_id)
+        terminal = self._lookup(terminal_id)
         if terminal is not None and terminal.ended_text() is not None:
             due = self._due.pop(terminal_id, None)
             if due is not None:
@@ -84,7 +91,7 @@ class LiveTerminals:
     def _send(self, terminal_id: str) -> None:
         self._due.pop(terminal_id, None)
         self._last[terminal_id] = asyncio.get_running_loop().time()
-        turn = self._session.running_turn()
+        turn = self._running()
         event = self.event(terminal_id) if turn is not None else None
         if event is not None:
             turn.push(event)  # type: ignore[union-attr]

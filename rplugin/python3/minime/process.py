@@ -29,6 +29,9 @@ STDERR_LINE_MAX = 4096
 # How long the agent's tree has between SIGTERM and SIGKILL once the agent itself had its
 # ``grace`` (its tool commands get no stdin to close: this is their only notice).
 TERM_GRACE = 1.0
+# How often the exit status is read once the pidfd says the agent exited, and without one.
+EXIT_POLL = 0.01
+EXIT_POLL_BLIND = 0.25
 
 
 def _shrink_stdout_pipe(process: asyncio.subprocess.Process) -> None:
@@ -68,6 +71,7 @@ class AgentProcess:
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_RING_LINES)
         self._on_stderr = on_stderr
         self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
+        self._exit_seen: asyncio.Task[None] | None = None
 
     @classmethod
     async def spawn(
@@ -145,14 +149,43 @@ class AgentProcess:
 
     async def wait(self, timeout: float | None = None) -> int | None:
         """The exit status once it has exited (stderr fully read), or None after ``timeout``."""
+        if self._exit_seen is None:
+            self._exit_seen = asyncio.get_running_loop().create_task(self._exited())
         try:
-            await asyncio.wait_for(asyncio.shield(self.process.wait()), timeout)
+            await asyncio.wait_for(asyncio.shield(self._exit_seen), timeout)
         except TimeoutError:
             return None
         if not self._drain.done():  # a stop() before may have cancelled it
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
         return self.process.returncode
+
+    async def _exited(self) -> None:
+        """Until the agent has exited. asyncio's ``Process.wait`` also waits for its pipes to
+        close, which a child of the agent may hold open for ever (a server it started with
+        its stdout): the exit is seen on a pidfd (Linux), else by its status read in turn."""
+        closed = asyncio.ensure_future(self.process.wait())
+        loop = asyncio.get_running_loop()
+        pidfd = None
+        with contextlib.suppress(AttributeError, OSError):
+            pidfd = os.pidfd_open(self.pid)
+        poll = EXIT_POLL_BLIND
+        try:
+            if pidfd is not None:
+                ended = asyncio.Event()
+                loop.add_reader(pidfd, ended.set)
+                seen = asyncio.ensure_future(ended.wait())
+                await asyncio.wait({closed, seen}, return_when=asyncio.FIRST_COMPLETED)
+                seen.cancel()
+                poll = EXIT_POLL  # exited: the loop's child watcher tells its status soon
+            while self.process.returncode is None and not closed.done():
+                await asyncio.wait({closed}, timeout=poll)
+        finally:
+            if pidfd is not None:
+                loop.remove_reader(pidfd)
+                os.close(pidfd)
+            if not closed.done():
+                closed.cancel()
 
     def tree(self) -> dict[int, proctree.Proc]:
         """Its process tree now; once no other agent runs, with the orphans we adopted."""

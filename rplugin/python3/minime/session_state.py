@@ -1,5 +1,6 @@
-"""A session's modes and config options (ACP ``modes`` / ``configOptions``): read from the
-agent's answers and updates, and changed with ``session/set_mode`` / ``set_config_option``.
+"""What a session now is: its modes and config options (ACP ``modes`` / ``configOptions``),
+read from the agent's answers and updates and changed with ``session/set_mode`` /
+``set_config_option``; its usage, title and slash commands.
 
 Agents start in a mode of their own (claude-agent-acp ``auto``, codex-acp an "auto" preset)
 that never asks before editing; choosing the mode is how a client gets asked.
@@ -8,14 +9,11 @@ that never asks before editing; choosing the mode is how a client gets asked.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-from .errors import Error, describe
+from .errors import Error
 from .model import AvailableCommand, ConfigOption, ConfigValue, Event, SessionMode, SessionModes
-
-if TYPE_CHECKING:
-    from .session import Session
 
 log = logging.getLogger("minime")
 
@@ -114,105 +112,90 @@ def state_event(update: Any) -> Event | None:
     return None
 
 
-def take_answer(session: Session, response: Any) -> None:
-    """What a session/new, load or resume answer says of the session's modes and options."""
-    session.modes = modes_of(getattr(response, "modes", None))
-    session.config_options = options_of(getattr(response, "config_options", None))
+class SessionState:
+    """What the agent says a session now is: its modes and config options (from the answer to
+    session/new, load or resume, then its updates), its usage, title and slash commands."""
 
+    def __init__(self, agent_name: Callable[[], str]) -> None:
+        self._agent_name = agent_name  # how refusals name the agent
+        self.modes: SessionModes | None = None
+        self.config_options: list[ConfigOption] = []
+        self.usage: dict[str, Any] | None = None  # the last usage_update: {used, size, cost?}
+        self.title: str | None = None  # the last session_info_update's title
+        # The agent's slash commands, as its last available_commands_update listed them.
+        self.commands: list[AvailableCommand] = []
 
-def follow(session: Session, event: Event) -> bool:
-    """Keep the session's state as a ``mode``, ``config``, ``usage``, ``title`` or ``commands``
-    event says it
-    now is; False (and logged) for a mode the agent never offered, which is not taken: a mode's
-    id is shown in titles and statuslines, and an agent's ``%{…}`` there ran as Vimscript."""
-    if event.kind == "mode" and event.mode is not None:
-        modes = session.modes
-        if modes is None or modes.find(event.mode) is None:
-            log.warning(
-                "current_mode_update to a mode %s never offered, ignored (its modes: %s)",
-                ascii(event.mode)[:200],
-                _offered(session) or "none",
-            )
-            return False
-        modes.current = event.mode
-    elif event.kind == "config" and event.config_options is not None:
-        session.config_options = event.config_options
-    elif event.kind == "usage":
-        session.usage = event.usage
-    elif event.kind == "title":
-        session.title = event.text or None
-    elif event.kind == "commands" and event.commands is not None:
-        session.commands = event.commands  # each update replaces the whole list
-    return True
+    def take_answer(self, response: Any) -> None:
+        """What a session/new, load or resume answer says of the modes and options."""
+        self.modes = modes_of(getattr(response, "modes", None))
+        self.config_options = options_of(getattr(response, "config_options", None))
 
+    def follow(self, event: Event) -> bool:
+        """Keep the state as a ``mode``, ``config``, ``usage``, ``title`` or ``commands`` event
+        says it now is; False (and logged) for a mode the agent never offered, which is not
+        taken: a mode's id is shown in titles and statuslines, and an agent's ``%{…}`` there
+        ran as Vimscript."""
+        if event.kind == "mode" and event.mode is not None:
+            modes = self.modes
+            if modes is None or modes.find(event.mode) is None:
+                log.warning(
+                    "current_mode_update to a mode %s never offered, ignored (its modes: %s)",
+                    ascii(event.mode)[:200],
+                    self._offered() or "none",
+                )
+                return False
+            modes.current = event.mode
+        elif event.kind == "config" and event.config_options is not None:
+            self.config_options = event.config_options
+        elif event.kind == "usage":
+            self.usage = event.usage
+        elif event.kind == "title":
+            self.title = event.text or None
+        elif event.kind == "commands" and event.commands is not None:
+            self.commands = event.commands  # each update replaces the whole list
+        return True
 
-def agent_name(session: Session) -> str:
-    """How messages name the agent: its own name (initialize's agentInfo), else the label of
-    its definition (the SDK's example agent sends no agentInfo: not ``node``), else its binary."""
-    client = session.client
-    info = client.agent_info or {}
-    return str(info.get("title") or info.get("name") or client.definition_label or client.label)
+    def _offered(self) -> str:
+        return ", ".join(mode.id for mode in self.modes.available) if self.modes else ""
 
+    def check_mode(self, mode_id: str) -> None:
+        """Refuse, in plain words, a mode the agent did not offer."""
+        name = self._agent_name()
+        if self.modes is None or not self.modes.available:
+            raise Error(f"{name} offers no session modes")
+        if self.modes.find(mode_id) is None:
+            raise Error(f"{name} offers no mode {mode_id!r}; its modes: {self._offered()}")
 
-def _offered(session: Session) -> str:
-    modes = session.modes
-    return ", ".join(mode.id for mode in modes.available) if modes else ""
+    def check_option(self, config_id: str, value: str | bool) -> ConfigOption:
+        """The option ``config_id``, if ``value`` is one of its values; else a plain Error."""
+        option = next((o for o in self.config_options if o.id == config_id), None)
+        if option is None:
+            known = ", ".join(o.id for o in self.config_options)
+            offered = f"; its options: {known}" if known else " (it offers none)"
+            raise Error(f"{self._agent_name()} has no config option {config_id!r}{offered}")
+        allowed = [v.value for v in option.values]
+        if option.type == "boolean" and not isinstance(value, bool):
+            raise Error(f"config option {config_id!r} is on or off (true or false), not {value!r}")
+        if option.type != "boolean" and (isinstance(value, bool) or value not in allowed):
+            listed = ", ".join(str(v) for v in allowed)
+            raise Error(f"config option {config_id!r} has no value {value!r}; its values: {listed}")
+        return option
 
+    def mode_changed(self, mode_id: str) -> None:
+        """After set_mode: the new mode, and the "mode" config option (if any) agrees."""
+        self.follow(Event(kind="mode", mode=mode_id))
+        for option in self.config_options:
+            if option.category == "mode" and any(v.value == mode_id for v in option.values):
+                option.current = mode_id
 
-def check_mode(session: Session, mode_id: str) -> None:
-    """Refuse, in plain words, a mode the agent did not offer."""
-    label = agent_name(session)
-    if session.modes is None or not session.modes.available:
-        raise Error(f"{label} offers no session modes")
-    if session.modes.find(mode_id) is None:
-        raise Error(f"{label} offers no mode {mode_id!r}; its modes: {_offered(session)}")
-
-
-def check_option(session: Session, config_id: str, value: str | bool) -> ConfigOption:
-    """The option ``config_id``, if ``value`` is one of its values; else a plain Error."""
-    label = agent_name(session)
-    option = next((o for o in session.config_options if o.id == config_id), None)
-    if option is None:
-        known = ", ".join(o.id for o in session.config_options)
-        offered = f"; its options: {known}" if known else " (it offers none)"
-        raise Error(f"{label} has no config option {config_id!r}{offered}")
-    allowed = [v.value for v in option.values]
-    if option.type == "boolean" and not isinstance(value, bool):
-        raise Error(f"config option {config_id!r} is on or off (true or false), not {value!r}")
-    if option.type != "boolean" and (isinstance(value, bool) or value not in allowed):
-        listed = ", ".join(str(v) for v in allowed)
-        raise Error(f"config option {config_id!r} has no value {value!r}; its values: {listed}")
-    return option
-
-
-async def request(session: Session, method: str, call: Callable[[], Awaitable[Any]]) -> Any:
-    """Make one request of ``session``; any failure as an :class:`Error` in plain words."""
-    client = session.client
-    client._check_alive()
-    try:
-        return await call()
-    except Exception as exc:
-        if isinstance(exc, ConnectionError) or not client.alive:
-            raise await client.death_or(exc) from None
-        raise Error(f"{method} failed: {describe(exc)}{client._stderr_hint()}") from None
-
-
-def mode_changed(session: Session, mode_id: str) -> None:
-    """After set_mode: the new mode, and the "mode" config option (if any) agrees."""
-    follow(session, Event(kind="mode", mode=mode_id))
-    for option in session.config_options:
-        if option.category == "mode" and any(v.value == mode_id for v in option.values):
-            option.current = mode_id
-
-
-def option_changed(session: Session, option: ConfigOption, value: str | bool, answer: Any) -> None:
-    """After set_config_option: the options as the answer lists them (else the value set),
-    and the mode, when the option is the agent's "mode" one."""
-    options = options_of(getattr(answer, "config_options", None))
-    if options:
-        session.config_options = options
-    else:
-        option.current = value
-    modes = session.modes
-    if option.category == "mode" and isinstance(value, str) and modes and modes.find(value):
-        modes.current = value
+    def option_changed(self, option: ConfigOption, value: str | bool, answer: Any) -> None:
+        """After set_config_option: the options as the answer lists them (else the value set),
+        and the mode, when the option is the agent's "mode" one."""
+        options = options_of(getattr(answer, "config_options", None))
+        if options:
+            self.config_options = options
+        else:
+            option.current = value
+        modes = self.modes
+        if option.category == "mode" and isinstance(value, str) and modes and modes.find(value):
+            modes.current = value

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .sdk_log import first_line
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .sink import Sink
     from .terminals import Terminal, Terminals
 
 log = logging.getLogger("minime")
@@ -23,21 +23,21 @@ def _refuse(details: str) -> NoReturn:
 
 
 class TerminalRequests:
-    """Mixed into the Handler: ``self._owner`` is the Client."""
+    """Mixed into the Handler: ``self._sink`` is where it hands requests."""
 
-    _owner: Client
+    _sink: Sink
 
     def _terminals(self, method: str, session_id: str) -> tuple[Terminals, Any]:
-        terminals = self._owner.terminals
+        terminals = self._sink.terminals
         if terminals is None:
             from acp import RequestError
 
             raise RequestError.method_not_found(method)
-        return terminals, self._known_session(method, session_id)
+        return terminals, self.known_session(method, session_id)
 
-    def _known_session(self, method: str, session_id: str) -> Any:
+    def known_session(self, method: str, session_id: str) -> Any:
         """The client's session ``session_id``, or a refusal (one it never opened)."""
-        session = self._owner.sessions.get(session_id)
+        session = self._sink.session(session_id)
         if session is None:
             log.warning("refused %s for unknown session %r", method, session_id)
             _refuse(f"unknown session {session_id!r}: this client never opened it")
@@ -93,7 +93,7 @@ class TerminalRequests:
         from acp.schema import WaitForTerminalExitResponse
 
         terminal = self._terminal("terminal/wait_for_exit", session_id, terminal_id)
-        status = await self._owner.transport.cancellable(terminal.wait())
+        status = await self._sink.cancellable(terminal.wait())
         return WaitForTerminalExitResponse(**_snake(status))
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **_: Any) -> Any:

@@ -233,3 +233,9 @@ def _result(
             terminal_text=terminal_text,
         ),
     )
+
+
+def tool_call_of(update: Any, kind: str = "other") -> ToolCall:
+    """The call an update or a permission request names (the handler's seam: it builds a
+    permission request's call the way a turn builds its calls)."""
+    return _tool_call(update, kind)

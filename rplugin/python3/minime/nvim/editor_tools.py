@@ -258,8 +258,8 @@ class BufferFileSystem:
 
     def _show(self, place: Workspace, write: FsWrite) -> None:
         """A write through the fs, in the conversation's stream (unless a tool shows it)."""
-        turn = place.session.running_turn() if place.session is not None else None
-        if not already_shown(write, turn.calls.values() if turn else (), place.cwd):
+        calls = place.session.running_calls if place.session is not None else []
+        if not already_shown(write, calls, place.cwd):
             for item in shown(write):
                 self._conversation.render(place.cwd, item)
 

@@ -19,7 +19,7 @@ import msgspec
 from ..errors import Error
 from ..model import Event
 from ..session import Session
-from ..session_state import STATE_KINDS, agent_name
+from ..session_state import STATE_KINDS
 from . import ops
 from .bridge import NvimBridge
 from .events import ModesState
@@ -41,7 +41,7 @@ def state_of(session: Session) -> ModesState:
         return clean_all(_without_none(msgspec.to_builtins(value)), 1)
 
     return ModesState(
-        agent=clean_all(agent_name(session)),
+        agent=clean_all(session.agent_name),
         mode=clean_all(modes.current) if modes and offered else None,
         modes=shown(modes.available) if modes else [],
         config=shown(session.config_options),
@@ -91,8 +91,7 @@ class SessionModes:
             return
         place.moded = session
         cwd = place.cwd
-        if session.on_update is None:
-            session.on_update = lambda event: self._between_turns(cwd, session, event)
+        session.subscribe(lambda event: self._between_turns(cwd, session, event))
         if wanted:
             await self._apply(session, wanted)
         self.publish(cwd, session)
@@ -102,17 +101,17 @@ class SessionModes:
 
     async def _apply(self, session: Session, wanted: str) -> None:
         modes = session.modes
-        label = agent_name(session)
+        label = session.agent_name
         if modes is not None and modes.find(wanted) is not None:
             if modes.current == wanted:
                 return
-            bound = session.client.ready_timeout  # an agent that never answers keeps no ask
+            bound = session.client.options.ready_timeout  # an agent that never answers keeps no ask
             try:
                 await asyncio.wait_for(session.set_mode(wanted), bound)
                 log.info("mode %s set for session %s", wanted, session.session_id)
             except TimeoutError:
                 self._bridge.notify(
-                    f"minime: the mode {wanted!r} was not set: {agent_name(session)} did not "
+                    f"minime: the mode {wanted!r} was not set: {session.agent_name} did not "
                     f"answer session/set_mode within {bound:g} s; it stays in {modes.current!r}",
                     "warn",
                 )

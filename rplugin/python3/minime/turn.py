@@ -1,0 +1,211 @@
+"""One prompt's turn: its events in order, its text, its tool calls as known so far, and its
+end — the state machine a session runs one at a time (see :class:`Turn`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import msgspec
+
+from .errors import Error
+from .model import Event, ToolCall
+
+log = logging.getLogger("minime")
+
+Prompt = str | list[dict[str, Any]]
+# Characters of a call's streamed output kept (the editor shows 2,000 lines of it).
+MAX_STREAMED = 1024 * 1024
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+def merged(call: ToolCall, before: ToolCall) -> ToolCall:
+    """``call`` as an update or a request names it, with what ``before`` said where it says
+    nothing (an empty input counts as nothing: agents send ``rawInput: {}``)."""
+    return ToolCall(
+        id=call.id,
+        title=call.title or before.title,
+        kind=call.kind or before.kind or "other",
+        status=call.status or before.status,
+        input=call.input if call.input not in (None, {}) else before.input,
+        content=call.content or before.content,
+        locations=call.locations if call.locations is not None else before.locations,
+    )
+
+
+class Turn:
+    """The state of one prompt: its queue of events, its end, and whether it was cancelled.
+
+    A tool call is an upsert: its first ``tool_call`` or ``tool_call_update`` gives a
+    ``tool_call`` event, later non-final ones ``tool_update`` (the call as known so far), a
+    ``completed``/``failed`` one ``tool_result``.
+    """
+
+    def __init__(self, prompt: Prompt) -> None:
+        self.prompt = prompt
+        self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
+        self.parts: list[str] = []
+        self._message_id: str | None = None  # of the last text chunk
+        self.calls: dict[str, ToolCall] = {}
+        # A command's output so far, per call, when the agent streams it in ``_meta`` chunks:
+        # the parts (joined once, when the call ends) and how many characters were kept.
+        self.streamed: dict[str, list[str]] = {}
+        self._streamed_size: dict[str, int] = {}
+        self.ended = asyncio.Event()
+        self.request: asyncio.Task[None] | None = None
+        self.cancel_sent = False
+        self.abandoned = False
+        self._deadline: asyncio.TimerHandle | None = None
+
+    @property
+    def phase(self) -> str:
+        """``waiting`` (its prompt not sent yet) → ``running`` (in flight) → ``cancelling``
+        (session/cancel sent) → ``ended`` (done or failed: nothing more is shown)."""
+        if self.ended.is_set():
+            return "ended"
+        if self.cancel_sent:
+            return "cancelling"
+        return "waiting" if self.request is None else "running"
+
+    def keep_output(self, call_id: str, chunk: str) -> None:
+        """A chunk of the streamed output of ``call_id``, kept up to MAX_STREAMED characters (a
+        command can print without end; what is shown is cut far sooner)."""
+        size = self._streamed_size.get(call_id, 0)
+        parts = self.streamed.setdefault(call_id, [])
+        if size < MAX_STREAMED:
+            parts.append(chunk[: MAX_STREAMED - size])
+        self._streamed_size[call_id] = size + len(chunk)
+
+    def streamed_output(self, call_id: str) -> str:
+        text = "".join(self.streamed.get(call_id, ()))
+        more = self._streamed_size.get(call_id, 0) - len(text)
+        return f"{text}\n… ({more} more characters not kept)\n" if more > 0 else text
+
+    def push(self, event: Event) -> None:
+        if self.ended.is_set():
+            log.debug("an update after its turn ended, not shown: %s", event.kind)
+            return
+        if event.call is not None:
+            if event.kind == "tool_call" and event.call.id in self.calls:
+                event.kind = "tool_update"  # agents send a call's tool_call again (mm: twice)
+            event.call = self.known_call(event.call)
+        if event.kind == "text":
+            mid = event.message_id
+            if self.parts and mid is not None and self._message_id not in (None, mid):
+                self.parts.append("\n\n")  # a new message (claude: text, a tool, more text)
+            self._message_id = mid if mid is not None else self._message_id
+            self.parts.append(event.text)
+        self.queue.put_nowait(event)
+
+    def known_call(self, call: ToolCall) -> ToolCall:
+        """An update names only what changed: keep what earlier events said about the call."""
+        before = self.calls.get(call.id)
+        if before is not None:
+            call = merged(call, before)
+        elif not call.kind:  # a first tool_call_update that names no kind: ACP's default
+            call.kind = "other"
+        self.calls[call.id] = call
+        return call
+
+    def finish(self, stop_reason: str, usage: dict[str, Any] | None) -> None:
+        if self.ended.is_set():
+            return
+        text = "".join(self.parts)
+        self.queue.put_nowait(Event(kind="done", stop_reason=stop_reason, usage=usage, text=text))
+        self._end()
+
+    def fail(self, error: BaseException) -> None:
+        if self.ended.is_set():
+            return
+        self.queue.put_nowait(error)
+        self._end()
+
+    def _end(self) -> None:
+        self.ended.set()
+        if self._deadline is not None:
+            self._deadline.cancel()
+        request = self.request
+        if request is not None and not request.done() and request is not asyncio.current_task():
+            request.cancel()
+
+    def arm_deadline(self, seconds: float, error: Error) -> None:
+        self._deadline = asyncio.get_running_loop().call_later(seconds, self.fail, error)
+
+
+class TurnHooks(msgspec.Struct, frozen=True):
+    """What a turn's stream asks of its session: send it (``begin``), let it go once ended
+    (``release``), cancel it (``cancel``), and how long an agent has to end it."""
+
+    begin: Callable[[Turn], Coroutine[Any, Any, None]]
+    release: Callable[[Turn], None]
+    cancel: Callable[[Turn], Coroutine[Any, Any, None]]
+    cancel_timeout: float
+
+
+class TurnStream:
+    """Async iterator over one turn's events (see :meth:`Session.stream`)."""
+
+    def __init__(self, turn: Turn, hooks: TurnHooks) -> None:
+        self._hooks = hooks
+        self._turn = turn
+        self._started = False
+        self._finished = False
+
+    def __aiter__(self) -> TurnStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._finished:
+            raise StopAsyncIteration
+        turn = self._turn
+        try:
+            if not self._started:
+                self._started = True
+                await self._hooks.begin(turn)
+            item = await turn.queue.get()
+        except asyncio.CancelledError:
+            await self._abandon(wait=True)
+            raise
+        if isinstance(item, BaseException):
+            self._close()
+            raise item
+        if item.kind == "done":
+            self._close()
+        return item
+
+    def _close(self) -> None:
+        self._finished = True
+        self._hooks.release(self._turn)
+
+    async def _abandon(self, wait: bool) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        turn = self._turn
+        turn.abandoned = True
+        await self._hooks.cancel(turn)
+        if wait:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.shield(turn.ended.wait()), self._hooks.cancel_timeout + 1
+                )
+        if turn.ended.is_set():
+            self._hooks.release(turn)
+        # Otherwise the next turn waits for it to end (Session.stream keeps it as _ending).
+
+    async def aclose(self) -> None:
+        """End the turn if it still runs (sends ``session/cancel``) and wait for its end."""
+        await self._abandon(wait=True)
+
+    def __del__(self) -> None:
+        if self._finished:
+            return
+        turn = self._turn
+        turn.abandoned = True
+        with contextlib.suppress(RuntimeError):  # no loop any more: nothing left to cancel
+            task = asyncio.get_running_loop().create_task(self._hooks.cancel(turn))
+            _BACKGROUND.add(task)
+            task.add_done_callback(_BACKGROUND.discard)
