@@ -48,8 +48,39 @@ WIPE_FROM_OTHER_TAB = [
 ]
 
 
+# The side panel (a real window) in two tab pages, the last window of one, its buffer wiped
+# from the other, then :only and :tabclose around it, the float again in between.
+PANEL_IN_TWO_TABS = [
+    "layout split",
+    "ask+ /say hi",
+    "float",
+    ":only",
+    ":tabnew",
+    ":MiniMeToggle",
+    ":tabnext 1",
+    ":bwipeout! minime://turn/*",
+    ":tabnext",
+    "ask+ /say again",
+    "float",
+    "q",
+    ":MiniMeToggle",
+    "layout float",
+    ":MiniMeToggle",
+    ":MiniMeToggle",
+    ":tabclose",
+    "layout split",
+    ":MiniMeToggle",
+    "i",
+    "<Esc>",
+    ":only",
+    "q",
+]
+
+
 @pytest.mark.parametrize(
-    "steps", [REPLY_THEN_OTHER_TAB, WIPE_FROM_OTHER_TAB], ids=["reply-then-tab", "wipe-in-tab"]
+    "steps",
+    [REPLY_THEN_OTHER_TAB, WIPE_FROM_OTHER_TAB, PANEL_IN_TWO_TABS],
+    ids=["reply-then-tab", "wipe-in-tab", "panel-in-two-tabs"],
 )
 def test_a_sequence_that_crashed_neovim_now_leaves_it_running(
     tmp_path: Path, steps: list[str]

@@ -146,15 +146,16 @@ end
 --- along; within a conversation the highlighter, once started, is never stopped.
 ---@param t minime.turn.Turn
 function M.renew(t)
-  local old = t.buf
-  float.visible(t)
+  local old, shown = t.buf, float.visible(t) and t.win or nil
   M.forget(old)
   M.make(t)
-  -- Every window showing it (the float here, the panels of every tab page) shows the new one:
-  -- wiping a buffer shown in another page's only window would close that page.
+  -- The float shown and the panels of every tab page show the new one (wiping a buffer shown
+  -- in another page's only window would close that page); any other window of it closes.
   for _, win in ipairs(vim.fn.win_findbuf(old)) do
-    api.nvim_win_set_buf(win, t.buf)
-    float.adopt(t, win)
+    if win == shown or api.nvim_win_get_config(win).relative == "" then
+      api.nvim_win_set_buf(win, t.buf)
+      float.adopt(t, win)
+    end
   end
   pcall(api.nvim_buf_delete, old, { force = true })
   pcall(api.nvim_buf_set_name, t.buf, "minime://turn/" .. t.key)

@@ -158,6 +158,7 @@ end
 --- `enter` says otherwise).
 ---@param t minime.turn.Turn
 ---@param enter? boolean
+---@return boolean shown
 function M.show(t, enter)
   if enter == nil then
     enter = config.options.window.focus
@@ -168,11 +169,20 @@ function M.show(t, enter)
     M.set_options(win)
     M.restate(t)
   else -- the float (also where the panel has no room)
-    t.win = window.open_float(t.buf, enter, M.config(t))
-    t.last_win = t.win
-    M.set_options(t.win)
+    local ok, float = pcall(window.open_float, t.buf, enter, M.config(t))
+    if not ok then -- E36: a screen too small even for a float (a huge 'cmdheight')
+      require("minime.ui.say").say(
+        "minime: no room for the conversation — make room and :MiniMeToggle",
+        vim.log.levels.WARN
+      )
+      return false
+    end
+    t.win = float
+    t.last_win = float
+    M.set_options(float)
   end
   M.follow(t)
+  return true
 end
 
 --- Say the state again in the window's title and footer (its state or the editor's size

@@ -182,8 +182,7 @@ function M.open(key)
   for _, other in pairs(turns) do
     float.hide(other)
   end
-  float.show(t)
-  return true
+  return float.show(t)
 end
 
 --- Show the float of the last turn begun or shown.
