@@ -191,11 +191,11 @@ end
 ---@param resized? boolean
 function M.restate(t, resized)
   if panel.is_split(t.win) then
-    local title, footer = words(t)
-    panel.restate(t.win, title, footer)
     if resized then
       panel.resize(t.win)
     end
+    local title, footer = words(t)
+    panel.restate(t.win, title, footer)
   else
     api.nvim_win_set_config(t.win, M.config(t))
   end

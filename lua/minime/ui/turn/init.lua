@@ -307,12 +307,15 @@ window.on_tab_enter(function(moved)
   end
 end)
 
-api.nvim_create_autocmd("VimResized", {
+-- The editor resized: the float placed again, the panel to its width; a window resized (the
+-- panel by hand): its title and footer cut to the width again.
+api.nvim_create_autocmd({ "VimResized", "WinResized" }, {
   group = api.nvim_create_augroup("minime.ui.turn", { clear = true }),
-  callback = function()
+  callback = function(ev)
+    local editor = ev.event == "VimResized"
     for _, t in pairs(turns) do
       if visible(t) then
-        float.restate(t, true)
+        float.restate(t, editor)
       end
     end
   end,

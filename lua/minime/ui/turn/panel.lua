@@ -56,14 +56,17 @@ local function literal(s)
   return (s:gsub("%%", "%%%%"))
 end
 
---- Say `title` in the panel's 'winbar' and `footer` in its 'statusline'.
+--- Say `title` in the panel's 'winbar' and `footer` in its 'statusline', each cut at its
+--- end to the panel's width (Neovim would cut the start): the state (the title's first
+--- word) and the queued count (the footer's) stay.
 ---@param win integer
 ---@param title string
 ---@param footer string
 function M.restate(win, title, footer)
+  local fit, width = require("minime.ui.say").fit, api.nvim_win_get_width(win)
   local wo = vim.wo[win][0]
-  wo.winbar = "%#MiniMeTitle#" .. literal(vim.trim(title))
-  wo.statusline = "%=" .. literal(vim.trim(footer))
+  wo.winbar = "%#MiniMeTitle#" .. literal(fit(vim.trim(title), width))
+  wo.statusline = literal(fit(vim.trim(footer), width))
 end
 
 --- Open the panel on `buf` at the editor's right (entered if `enter`). nil where there is no
