@@ -101,6 +101,7 @@ def test_q_closes_the_window_and_the_turn_streams_on(ed: Editor) -> None:
     ed.wait_text("slow 0")
     win = panel_win(ed)
     assert win is not None
+    assert ed.lua("return vim.api.nvim_win_get_config(...).relative", win) == "", "a split"
     ed.nvim.command(f"call win_gotoid({win})")
     ed.nvim.input("q")
     wait_for(lambda: ed.lua("return vim.api.nvim_win_is_valid(...)", win) is False, 5, message="q")
@@ -175,6 +176,7 @@ def test_the_panel_as_the_last_window_and_wiped_in_another_tab(ed: Editor) -> No
 def test_the_reply_input_sits_over_the_panel(ed: Editor) -> None:
     ed.turn("hello")
     win = panel_win(ed)
+    assert ed.lua("return vim.api.nvim_win_get_config(...).relative", win) == "", "a split"
     ed.nvim.command(f"call win_gotoid({win})")
     ed.nvim.input("i")
     box = wait_for(

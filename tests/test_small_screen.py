@@ -71,6 +71,11 @@ def test_the_first_hello_at_80x24_is_no_hit_enter_prompt(tmp_path: Path, layout:
         for msg, width, space in notes:
             assert "\n" not in msg and width <= space, (msg, width, space)
         final = wait_for(lambda: nvim.exec_lua(TITLE), 5, message="the float's title")
+        relative = nvim.exec_lua(
+            "local _, w = require('minime.ui.turn').shown()"
+            " return vim.api.nvim_win_get_config(w).relative"
+        )
+        assert (relative == "") == (layout == "split"), relative
         assert final.startswith(" done · "), final
         assert any(t.startswith(" running · ") for t in titles), titles
         # On the screen: the float's top border row (the panel's winbar) shows the state.
