@@ -169,7 +169,7 @@ function M.show(t, enter)
     M.set_options(win)
     M.restate(t)
   else -- the float (also where the panel has no room)
-    local ok, float = pcall(window.open_float, t.buf, enter, M.config(t))
+    local ok, float = window.quietly(window.open_float, t.buf, enter, M.config(t))
     if not ok then -- E36: a screen too small even for a float (a huge 'cmdheight')
       require("minime.ui.say").say(
         "minime: no room for the conversation — make room and :MiniMeToggle",

@@ -75,7 +75,7 @@ end
 ---@param enter boolean
 ---@return integer? win
 function M.open(buf, enter)
-  local ok, win = pcall(api.nvim_open_win, buf, enter, {
+  local ok, win = window.quietly(api.nvim_open_win, buf, enter, {
     split = "right",
     win = -1, -- the whole editor's right, not one window's
     width = M.width(),
