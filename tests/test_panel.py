@@ -97,7 +97,7 @@ def test_the_panel_sits_beside_the_code_not_over_it(ed: Editor) -> None:
 
 
 def test_q_closes_the_window_and_the_turn_streams_on(ed: Editor) -> None:
-    ed.ask("/slow 30")
+    ed.ask("/slow 400")  # 20 s: still running after q
     ed.wait_text("slow 0")
     win = panel_win(ed)
     assert win is not None
