@@ -6,10 +6,12 @@ window at the right, beside the code instead of over it, in every tab page that 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nvim_harness
 import pytest
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
@@ -53,10 +55,6 @@ def test_the_default_layout_is_the_split() -> None:
     """What codecompanion, CopilotChat, avante, agentic.nvim, sidekick and Zed open by
     default: the chat beside the code. The harness pins the float for the float's tests, so
     the default is read from the module's own defaults."""
-    import subprocess
-
-    import nvim_harness
-
     out = subprocess.run(
         [
             nvim_harness.nvim_binary(),
@@ -235,3 +233,28 @@ def test_gy_yanks_and_gs_opens_the_code_block_under_the_cursor(ed: Editor) -> No
         ),
         5,
     )
+
+
+@pytest.mark.parametrize(
+    ("lines", "row", "want"),
+    [
+        (["a", "```py", "x = 1", "```", "b"], 3, [["x = 1"], "py"]),
+        (["a", "```py", "x = 1", "```", "b"], 2, [["x = 1"], "py"]),  # on the opening fence
+        (["a", "```py", "x = 1", "```", "b"], 4, [["x = 1"], "py"]),  # on the closing fence
+        (["a", "```py", "x = 1", "```", "b"], 5, None),
+        (["~~~~ sh", "```", "ls", "~~~~"], 3, [["```", "ls"], "sh"]),  # ``` inside ~~~~
+        (["```lua", "streaming"], 2, [["streaming"], "lua"]),  # not closed yet: to the end
+        (["``` `inline` ```", "x"], 2, None),  # a backtick in the info: no fence
+        (["    ```", "indented code", "    ```"], 2, None),  # four spaces: not a fence
+        (["```", "plain", "```"], 2, [["plain"], None]),
+    ],
+)
+def test_the_code_block_under_a_line(lines: list[str], row: int, want: Any) -> None:
+    with nvim_harness.start("") as n:
+        got = n.exec_lua(
+            "local b = require('minime.ui.turn.blocks').at(...)"
+            " return b and { b.lines, b.lang or vim.NIL } or vim.NIL",
+            lines,
+            row,
+        )
+    assert got == want
