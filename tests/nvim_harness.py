@@ -51,6 +51,29 @@ def nvim_binary() -> str:
     return found
 
 
+# The conversation's default layout is the split (tests/test_panel.py); the tests written about
+# the float keep it: a setup() that names no `window.layout` gets "float" (config.defaults still
+# says "split"). A test about the split names it.
+PIN_FLOAT = """
+package.preload['minime.config'] = function(name)
+  local path = vim.api.nvim_get_runtime_file('lua/minime/config.lua', false)[1]
+  local config = assert(loadfile(path))(name)
+  local setup = config.setup
+  config.setup = function(opts)
+    if opts == nil or type(opts) == 'table' then
+      opts = vim.deepcopy(opts or {})
+      if opts.window == nil or (type(opts.window) == 'table' and opts.window.layout == nil) then
+        opts.window = vim.tbl_extend('force', opts.window or {}, { layout = 'float' })
+      end
+    end
+    return setup(opts)
+  end
+  config.options.window.layout = 'float'
+  return config
+end
+"""
+
+
 @contextlib.contextmanager
 def start(
     init: str = "",
@@ -80,6 +103,7 @@ def start(
         init_lua.write_text(
             f"vim.opt.runtimepath:prepend([==[{REPO}]==])\n"
             f"vim.opt.runtimepath:append([==[{REPO / 'after'}]==])\n"
+            f"{PIN_FLOAT}\n"
             f"{init}\n",
             encoding="utf-8",
         )

@@ -93,7 +93,12 @@ COMMANDS: list[tuple[str, int]] = [
     (":MiniMeLog", 1),
     (":MiniMePermission", 2),
     (":MiniMeFollow", 2),
-    ("float", 5),  # go into the conversation float (as <C-w>w would, or a click)
+    ("float", 5),  # go into the conversation's window (as <C-w>w would, or a click)
+    # The layout the next window opens with (a second setup() naming it): the side panel,
+    # a real window that stays in the tab pages left, or the floats.
+    ("layout split", 3),
+    ("layout float", 2),
+    ("layout center", 1),
     ("i", 4),
     ("<Esc>", 5),
     ("<CR>", 2),
@@ -236,6 +241,9 @@ class Runner:
             return err
         if step == "float":
             self.lua(FLOAT)
+            return ""
+        if step.startswith("layout "):
+            self.lua("require('minime.config').options.window.layout = ...", step[7:])
             return ""
         if step == "bwipeout!":
             bufs = self.lua(BUFFERS)

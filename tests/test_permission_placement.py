@@ -50,16 +50,32 @@ return table.concat(t)
 """
 
 
-@pytest.fixture(params=[(80, 24), (120, 40)], ids=["80x24", "120x40"])
+# The editor's size and the conversation's layout: none shown, or the side panel open beside
+# the code (the code window narrower, the prompt still clear of its cursor).
+@pytest.fixture(
+    params=[(80, 24, None), (120, 40, None), (80, 24, "split"), (120, 40, "split")],
+    ids=["80x24", "120x40", "80x24-panel", "120x40-panel"],
+)
 def nvim(request):
-    columns, lines = request.param
+    columns, lines, layout = request.param
     with nvim_harness.start(INIT) as n:
         n.exec_lua("vim.o.columns, vim.o.lines = ...", columns, lines)
-        n.exec_lua("require('minime').setup({ permission = { focus = false } })")
+        n.exec_lua(
+            "require('minime').setup({ permission = { focus = false },"
+            " window = { layout = ... } })",
+            layout or "float",
+        )
         n.exec_lua(
             "vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.fn.map(vim.fn.range(1, 300),"
             " '\"code line \" .. v:val'))"
         )
+        if layout:
+            n.exec_lua(
+                "require('minime.ui.turn').apply('/tmp/p', { { kind = 'begin', prompt = 'go',"
+                " cwd = '/tmp/p' }, { kind = 'text', text = 'working' } })"
+            )
+            assert n.exec_lua("return #vim.api.nvim_tabpage_list_wins(0)") == 2
+            assert n.exec_lua("return vim.api.nvim_win_get_width(0)") < columns - 20
         yield n
 
 

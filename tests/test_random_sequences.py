@@ -65,11 +65,39 @@ FOLLOW_WINDOWS = [
     ":MiniMeFollow",
 ]
 
+# The side panel (a real window) in two tab pages, the last window of one, its buffer wiped
+# from the other, then :only and :tabclose around it, the float again in between.
+PANEL_IN_TWO_TABS = [
+    "layout split",
+    "ask+ /say hi",
+    "float",
+    ":only",
+    ":tabnew",
+    ":MiniMeToggle",
+    ":tabnext 1",
+    ":bwipeout! minime://turn/*",
+    ":tabnext",
+    "ask+ /say again",
+    "float",
+    "q",
+    ":MiniMeToggle",
+    "layout float",
+    ":MiniMeToggle",
+    ":MiniMeToggle",
+    ":tabclose",
+    "layout split",
+    ":MiniMeToggle",
+    "i",
+    "<Esc>",
+    ":only",
+    "q",
+]
+
 
 @pytest.mark.parametrize(
     "steps",
-    [REPLY_THEN_OTHER_TAB, WIPE_FROM_OTHER_TAB, FOLLOW_WINDOWS],
-    ids=["reply-then-tab", "wipe-in-tab", "follow-windows"],
+    [REPLY_THEN_OTHER_TAB, WIPE_FROM_OTHER_TAB, FOLLOW_WINDOWS, PANEL_IN_TWO_TABS],
+    ids=["reply-then-tab", "wipe-in-tab", "follow-windows", "panel-in-two-tabs"],
 )
 def test_a_sequence_that_crashed_neovim_now_leaves_it_running(
     tmp_path: Path, steps: list[str]

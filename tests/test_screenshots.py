@@ -155,3 +155,44 @@ def test_permission_float(nvim: Any) -> None:
     )
     buf = nvim.exec_lua("return vim.api.nvim_win_get_buf(...)", win)
     screenshot.check("permission", settled(nvim, buf))
+
+
+CODE = [
+    "def parse(s):",
+    '    """Split s into its lines."""',
+    "    return s.split('\\n')[:-1]",
+    "",
+    "",
+    "def test_parse():",
+    "    assert parse('a\\nb') == ['a', 'b']",
+]
+
+
+def panel_scene(nvim: Any, columns: int, lines: int) -> int:
+    """Code in the window at the left, the conversation in the panel beside it (the split
+    layout, the default), with a running turn and two queued asks; the panel's buffer."""
+    nvim.exec_lua(
+        "vim.o.columns, vim.o.lines = ...\n"
+        "require('minime').setup({ window = { layout = 'split' },"
+        " permission = { key_delay = 0 } })\n"
+        "vim.api.nvim_buf_set_lines(0, 0, -1, false, select(3, ...))\n"
+        "vim.bo.modified = false",
+        columns,
+        lines,
+        CODE,
+    )
+    apply(
+        nvim,
+        {"kind": "begin", "prompt": "why does parse lose a line?", "cwd": KEY, "session_id": "s1"},
+        {"kind": "text", "text": ANSWER_1},
+        {"kind": "queued", "prompts": ["then fix it", "/review now"]},
+    )
+    return nvim.exec_lua("return require('minime.ui.turn').get(...).buf", KEY)
+
+
+@pytest.mark.parametrize(("columns", "lines"), [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+def test_the_panel_beside_the_code(nvim: Any, columns: int, lines: int) -> None:
+    buf = panel_scene(nvim, columns, lines)
+    win = nvim.exec_lua("return require('minime.ui.turn').get(...).win", KEY)
+    assert nvim.exec_lua("return vim.api.nvim_win_get_config(...).relative", win) == ""
+    screenshot.check(f"panel-{columns}x{lines}", settled(nvim, buf))

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import nvim_harness
+import pytest
 from nvim_harness import REPO, wait_for
 
 INIT = """
@@ -22,23 +23,29 @@ end
 vim.api.nvim_create_autocmd('User', { pattern = 'MiniMeTurnDone', callback = function()
   _G.done = _G.done + 1
 end })
-require('minime').setup({})
+require('minime').setup({ window = { layout = vim.g.layout } })
 """
 
+# The float's title, or the panel's ('winbar', as " <text> " like the float's).
 TITLE = """
 local _, win = require('minime.ui.turn').shown()
 if not win then return '' end
+if vim.api.nvim_win_get_config(win).relative == '' then
+  return ' ' .. vim.wo[win].winbar:gsub('^%%#MiniMeTitle#', ''):gsub('%%%%', '%%') .. ' '
+end
 local title = vim.api.nvim_win_get_config(win).title
 return type(title) == 'table' and title[1][1] or (title or '')
 """
 
 
-def test_the_first_hello_at_80x24_is_no_hit_enter_prompt(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", ["float", "split"])
+def test_the_first_hello_at_80x24_is_no_hit_enter_prompt(tmp_path: Path, layout: str) -> None:
     project = tmp_path / "a-rather-long-project-directory-name" / "with-a-subdirectory"
     project.mkdir(parents=True)
     shutil.copy(REPO / "demo" / "agent.yaml", project / "agent.yaml")
     # No mm anywhere: asks go to the offline demo agent, as in ./scripts/demo.
-    with nvim_harness.start(INIT, env={"PATH": "/usr/bin:/bin", "MM_BIN": ""}) as nvim:
+    init = f"vim.g.layout = '{layout}'\n" + INIT
+    with nvim_harness.start(init, env={"PATH": "/usr/bin:/bin", "MM_BIN": ""}) as nvim:
         nvim.command(f"cd {project}")
         nvim.api.ui_attach(80, 24, {"ext_linegrid": True})
         nvim.command("MiniMeAsk hello")
@@ -64,9 +71,14 @@ def test_the_first_hello_at_80x24_is_no_hit_enter_prompt(tmp_path: Path) -> None
         for msg, width, space in notes:
             assert "\n" not in msg and width <= space, (msg, width, space)
         final = wait_for(lambda: nvim.exec_lua(TITLE), 5, message="the float's title")
+        relative = nvim.exec_lua(
+            "local _, w = require('minime.ui.turn').shown()"
+            " return vim.api.nvim_win_get_config(w).relative"
+        )
+        assert (relative == "") == (layout == "split"), relative
         assert final.startswith(" done · "), final
         assert any(t.startswith(" running · ") for t in titles), titles
-        # On the screen: the float's top border row shows the state (Neovim cuts the end).
+        # On the screen: the float's top border row (the panel's winbar) shows the state.
         top = nvim.exec_lua(
             "vim.cmd('redraw!') local t = {} for c = 1, vim.o.columns do"
             " t[#t + 1] = vim.fn.screenstring(1, c) end return table.concat(t)"

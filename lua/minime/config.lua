@@ -51,9 +51,10 @@ local function defaults()
     -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an
     -- error and the next ask works.
     cancel_timeout = 30,
-    -- layout: "side" (full height at the editor's right edge) or "center"; width: a fraction
+    -- layout: "split" (a window at the right, beside the code), "float" (a float over the
+    -- code's right edge, full height; "side" is the same) or "center"; width: a fraction
     -- (<= 1) of the editor or columns (nil: 0.4 beside, 0.8 centred); height: "center" only.
-    window = { layout = "side", width = nil, height = 0.6, border = "rounded", focus = false },
+    window = { layout = "split", width = nil, height = 0.6, border = "rounded", focus = false },
     -- focus: "agent": the prompt takes the focus only from the conversation float or its
     -- input (true means the same), never from a code window (:MiniMePermission goes to it);
     -- "idle": from any window once nobody types; false: never. key_delay: seconds its keys

@@ -174,6 +174,20 @@ function M.open_float(buf, enter, cfg)
   return win
 end
 
+--- `pcall(fn, ...)` under `:silent!`: opening a window where a tab page's command line took
+--- the room (Neovim grows 'cmdheight' on a small screen with many windows) gives E36 from
+--- inside the call, and the message escaped the pcall into the command that ran it.
+---@return boolean ok, any ...
+function M.quietly(fn, ...)
+  local args, out = { ... }, { false, "not run" }
+  M.quiet_call = function()
+    out = { pcall(fn, unpack(args, 1, table.maxn(args))) }
+  end
+  pcall(vim.cmd, "silent! lua require('minime.ui.window').quiet_call()")
+  M.quiet_call = nil
+  return unpack(out, 1, table.maxn(out))
+end
+
 --- Whether `win` was closed by its tab page being left (not by the user): its owner shows it
 --- again from an `on_tab_enter` hook.
 ---@param win integer?

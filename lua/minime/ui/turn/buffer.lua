@@ -125,6 +125,7 @@ function M.make(t)
   vim.o.eventignore = ignore
   vim.bo[buf].modifiable = false
   float.map_keys(buf, t.key)
+  require("minime.ui.turn.blocks").map_keys(buf)
   t.buf, t.row, t.col, t.prev_col = buf, 0, 0, 0
   t.block, t.thinking, t.plan = nil, nil, nil
   t.regions, t.tools = {}, {}
@@ -145,12 +146,16 @@ end
 --- along; within a conversation the highlighter, once started, is never stopped.
 ---@param t minime.turn.Turn
 function M.renew(t)
-  local old, win = t.buf, float.visible(t) and t.win or nil
+  local old, shown = t.buf, float.visible(t) and t.win or nil
   M.forget(old)
   M.make(t)
-  if win then
-    api.nvim_win_set_buf(win, t.buf)
-    float.set_options(win)
+  -- The float shown and the panels of every tab page show the new one (wiping a buffer shown
+  -- in another page's only window would close that page); any other window of it closes.
+  for _, win in ipairs(vim.fn.win_findbuf(old)) do
+    if win == shown or api.nvim_win_get_config(win).relative == "" then
+      api.nvim_win_set_buf(win, t.buf)
+      float.adopt(t, win)
+    end
   end
   pcall(api.nvim_buf_delete, old, { force = true })
   pcall(api.nvim_buf_set_name, t.buf, "minime://turn/" .. t.key)

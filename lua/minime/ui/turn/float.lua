@@ -1,6 +1,8 @@
---- The turn's float: where it sits and what its border says, its window options (wrap,
---- folds), following the stream, and its keys. Knows nothing of what the buffer holds.
+--- The conversation's window, a float or the panel (`window.layout`, minime.ui.turn.panel):
+--- where it sits and what its title says, its window options (wrap, folds), following the
+--- stream, and its keys. Knows nothing of what the buffer holds.
 local config = require("minime.config")
+local panel = require("minime.ui.turn.panel")
 local text = require("minime.ui.turn.text")
 local window = require("minime.ui.window")
 
@@ -26,13 +28,26 @@ local win_options = {
   fillchars = "eob: ,fold: ",
 }
 
---- Whether the turn's float is open in this tab page (forgetting a window closed from outside).
+--- Whether the float or panel shows `layout`'s way ("split" for the panel).
+---@return boolean
+local function split_layout()
+  return config.options.window.layout == "split"
+end
+
+--- Whether the turn's window is open in this tab page (forgetting a window closed from
+--- outside). A float left in another tab page is closed there (minime.ui.window); a panel
+--- stays in its tab page, and the one of this page (if any) is the turn's window now.
 ---@param t minime.turn.Turn
 ---@return boolean
 function M.visible(t)
   if t.win and not window.here(t.win) then
-    window.close(t.win) -- in another tab page: closed there (minime.ui.window)
+    if api.nvim_win_is_valid(t.win) and not panel.is_split(t.win) then
+      window.close(t.win)
+    end
     t.win = nil
+  end
+  if t.win == nil or api.nvim_win_get_buf(t.win) ~= t.buf then
+    t.win = api.nvim_buf_is_valid(t.buf) and panel.find(t.buf) or nil
   end
   return t.win ~= nil
 end
@@ -65,11 +80,10 @@ function M.mode(t)
   return modes and modes.label(t.cwd) or nil
 end
 
---- The float's config: at the editor's right edge, full height (`window.layout = "side"`), or
---- centred ("center"); its title the agent, the state and the cwd; its footer the keys.
+--- The title (the agent, the state and the cwd) and the footer (the keys) of the window.
 ---@param t minime.turn.Turn
-function M.config(t)
-  local c = config.options.window
+---@return string title, string footer
+local function words(t)
   local where = vim.fn.fnamemodify(t.cwd, ":~")
   if #where > 40 then
     where = "…" .. where:sub(-39)
@@ -95,13 +109,22 @@ function M.config(t)
   if usage then
     footer = " " .. usage .. " ·" .. footer
   end
+  return " " .. table.concat(parts, " · ") .. " ", footer
+end
+
+--- The float's config: at the editor's right edge, full height (`window.layout = "float"`,
+--- or "side"), or centred ("center"); its title and footer `words`.
+---@param t minime.turn.Turn
+function M.config(t)
+  local c = config.options.window
+  local title, footer = words(t)
   local center = c.layout == "center"
   local opts = {
     width = c.width or (center and 0.8 or 0.4),
     height = c.height,
     border = c.border,
     zindex = 45,
-    title = " " .. table.concat(parts, " · ") .. " ",
+    title = title,
     footer = footer,
   }
   -- Neovim cuts a title wider than the float at its end: the cwd goes first, the state never.
@@ -135,20 +158,69 @@ end
 --- `enter` says otherwise).
 ---@param t minime.turn.Turn
 ---@param enter? boolean
+---@return boolean shown
 function M.show(t, enter)
   if enter == nil then
     enter = config.options.window.focus
   end
-  t.win = window.open_float(t.buf, enter, M.config(t))
-  t.last_win = t.win
-  M.set_options(t.win)
+  local win = split_layout() and panel.open(t.buf, enter) or nil
+  if win then
+    t.win = win
+    M.set_options(win)
+    M.restate(t)
+  else -- the float (also where the panel has no room)
+    local ok, float = window.quietly(window.open_float, t.buf, enter, M.config(t))
+    if not ok then -- E36: a screen too small even for a float (a huge 'cmdheight')
+      require("minime.ui.say").say(
+        "minime: no room for the conversation — make room and :MiniMeToggle",
+        vim.log.levels.WARN
+      )
+      return false
+    end
+    t.win = float
+    t.last_win = float
+    M.set_options(float)
+  end
   M.follow(t)
+  return true
+end
+
+--- Say the state again in the window's title and footer (its state or the editor's size
+--- changed).
+---@param t minime.turn.Turn
+---@param resized? boolean
+function M.restate(t, resized)
+  if panel.is_split(t.win) then
+    if resized then
+      panel.resize(t.win)
+    end
+    local title, footer = words(t)
+    panel.restate(t.win, title, footer)
+  else
+    api.nvim_win_set_config(t.win, M.config(t))
+  end
+end
+
+--- `win` shows the turn's new buffer (a reset): its options again, a panel's title too.
+---@param t minime.turn.Turn
+---@param win integer
+function M.adopt(t, win)
+  M.set_options(win)
+  if panel.is_split(win) then
+    panel.set_options(win)
+    local title, footer = words(t)
+    panel.restate(win, title, footer)
+  end
 end
 
 ---@param t minime.turn.Turn
 function M.hide(t)
   if M.visible(t) then
-    window.close(t.win)
+    if panel.is_split(t.win) then
+      panel.close(t.win)
+    else
+      window.close(t.win)
+    end
   end
   t.win = nil
 end

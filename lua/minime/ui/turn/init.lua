@@ -12,22 +12,24 @@
 --- the conversation; "reset" (or a fresh begin) starts a new buffer.
 ---
 --- This module holds the conversations (one per cwd; named `t`, a "turn", in the parts) and
---- dispatches each batch; the parts are
+--- hands each batch to turn/batch.lua; the parts are
+---   turn/batch.lua     one batch: each event to its part, then the window and the turn's end
 ---   turn/conversation.lua  the turns in order: a new prompt appends, reset, old output trimmed
 ---   turn/document.lua  the blocks: prompt, text, thinking, plan, notices, the done line
 ---   turn/tools.lua     tool lines and their folded bodies
 ---   turn/buffer.lua    the buffer: its end, one-call edits, namespaces, highlighting
 ---   turn/folds.lua     'foldexpr' and 'foldtext'
 ---   turn/float.lua     the window: placement, footer, options, following, keys
+---   turn/panel.lua     the window as a split at the right (`window.layout = "split"`)
+---   turn/blocks.lua    the answer's code blocks: yank one, open one in a scratch buffer
 ---   turn/text.lua      strings: fields, long lines, errors, stop reasons
+local batch = require("minime.ui.turn.batch")
 local buffer = require("minime.ui.turn.buffer")
 local conversation = require("minime.ui.turn.conversation")
-local document = require("minime.ui.turn.document")
 local float = require("minime.ui.turn.float")
 local folds = require("minime.ui.turn.folds")
 local text = require("minime.ui.turn.text")
 local queued = require("minime.ui.turn.queued")
-local tools = require("minime.ui.turn.tools")
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -108,6 +110,10 @@ local function record(msg)
     table.remove(errors, 1)
   end
 end
+batch.record = record
+batch.resynced = function(msg)
+  M.resyncs[#M.resyncs + 1] = msg
+end
 
 ---@param key string
 ---@return minime.turn.Turn
@@ -127,142 +133,16 @@ local function get_turn(key)
   return t
 end
 
-local handlers = {
-  begin = function(t, ev)
-    conversation.begin(t, ev)
-    last_key = t.key
-  end,
-  reset = conversation.reset,
-  tool_call = tools.call,
-  tool_result = tools.result,
-  terminal = tools.terminal,
-  plan = document.plan,
-  done = function(t, ev)
-    tools.end_running(t)
-    document.done(t, ev)
-  end,
-  notice = document.notice,
-  attached = document.attached,
-  queued = queued.set,
-}
-
----@param t minime.turn.Turn
-local function run(t, fn, ...)
-  local ok, err = pcall(fn, t, ...)
-  if not ok then
-    record(err)
-    -- Whatever failed, the next event starts from what the buffer really holds.
-    pcall(function()
-      t.thinking = nil
-      buffer.sync_end(t)
-      t.block = "error"
-    end)
-  end
-end
-
-local function status_changed()
-  local ok, status = pcall(require, "minime.status")
-  if ok then
-    status.refresh()
-  end
-end
-
---- Fire the end of a turn: event, notification when hidden, statusline.
----@param t minime.turn.Turn
----@param data? table the turn's end (default: t.done, then cleared)
-local function finish(t, data)
-  if not data then
-    data = t.done
-    t.done = nil
-  end
-  buffer.highlight(t, true)
-  if visible(t) then
-    api.nvim_win_set_config(t.win, float.config(t))
-  else
-    local what = data.error and ("failed: " .. require("minime.ui.printable").text(data.error))
-      or ("finished (" .. (text.reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
-    require("minime.ui.say").say(
-      "minime: turn in " .. vim.fn.fnamemodify(t.cwd, ":~") .. " " .. what,
-      data.error and vim.log.levels.ERROR or vim.log.levels.INFO
-    )
-  end
-  api.nvim_exec_autocmds("User", { pattern = "MiniMeTurnDone", data = data, modeline = false })
-end
-
 ---@param key string
 ---@param events table[]
 local function apply(key, events)
   local fresh = turns[key] == nil
   local t = get_turn(key)
-  if api.nvim_buf_line_count(t.buf) ~= t.row + 1 then
-    -- The buffer changed behind the tracked end (O(1) to check): go on from what it holds.
-    M.resyncs[#M.resyncs + 1] = ("the end was at line %d, the buffer has %d"):format(
-      t.row + 1,
-      api.nvim_buf_line_count(t.buf)
-    )
-    buffer.sync_end(t)
-  end
-  local was_running = t.running
-  local shown = visible(t)
-  local at_end = shown and float.at_end(t)
-  local opening, began, restate = fresh, false, false
-  local ended = {} -- the ends of turns a later turn of this batch followed
-  vim.bo[t.buf].modifiable = true
-  local i, n = 1, #events
-  while i <= n do
-    local ev = events[i]
-    local kind = type(ev) == "table" and ev.kind or nil
-    if kind == "text" or kind == "thinking" or kind == "user" then
-      -- Coalesce a run of chunks of one message into one edit.
-      local parts, id = { str(ev.text) }, ev.message_id
-      while
-        i < n
-        and type(events[i + 1]) == "table"
-        and events[i + 1].kind == kind
-        and events[i + 1].message_id == id
-      do
-        i = i + 1
-        parts[#parts + 1] = str(events[i].text)
-      end
-      run(t, document.add_text, kind, table.concat(parts), id)
-    elseif handlers[kind] then
-      if kind == "begin" then
-        if t.done then -- a queued ask begins in the batch its turn ended in: both ends count
-          ended[#ended + 1] = t.done
-          t.done = nil
-        end
-        opening, began, at_end = true, true, true
-      elseif kind == "reset" then
-        opening = opening and began -- an empty conversation opens nothing by itself
-        restate = true
-      elseif kind == "queued" then
-        restate = true -- the footer counts them
-      end
-      run(t, handlers[kind], ev)
-    else
-      record(("unknown event kind %q"):format(str(kind)))
-    end
-    i = i + 1
-  end
-  vim.bo[t.buf].modifiable = false
-  queued.draw(t) -- under the end, wherever it is now
-
-  if opening and not visible(t) then
+  local began = batch.apply(t, events, fresh, function()
     M.open(key)
-  elseif visible(t) and at_end then
-    float.follow(t)
-  end
-  if (began or restate) and shown and visible(t) then
-    api.nvim_win_set_config(t.win, float.config(t)) -- the title says "running" (or idle) again
-  end
-  for _, data in ipairs(ended) do
-    finish(t, data)
-  end
-  if t.done then
-    finish(t)
-  end
-  if t.running ~= was_running then
-    status_changed()
+  end)
+  if began then
+    last_key = key
   end
 end
 
@@ -294,8 +174,7 @@ function M.open(key)
   for _, other in pairs(turns) do
     float.hide(other)
   end
-  float.show(t)
-  return true
+  return float.show(t)
 end
 
 --- Show the float of the last turn begun or shown.
@@ -391,7 +270,7 @@ function M.refresh(key)
   key = key or M.shown()
   local t = key and turns[key]
   if t and visible(t) then
-    api.nvim_win_set_config(t.win, float.config(t))
+    float.restate(t)
   end
 end
 
@@ -420,12 +299,15 @@ window.on_tab_enter(function(moved)
   end
 end)
 
-api.nvim_create_autocmd("VimResized", {
+-- The editor resized: the float placed again, the panel to its width; a window resized (the
+-- panel by hand): its title and footer cut to the width again.
+api.nvim_create_autocmd({ "VimResized", "WinResized" }, {
   group = api.nvim_create_augroup("minime.ui.turn", { clear = true }),
-  callback = function()
+  callback = function(ev)
+    local editor = ev.event == "VimResized"
     for _, t in pairs(turns) do
       if visible(t) then
-        api.nvim_win_set_config(t.win, float.config(t))
+        float.restate(t, editor)
       end
     end
   end,

@@ -1,0 +1,170 @@
+--- One batch of the host's events applied to a conversation, in order: each event to the part
+--- that draws it (minime.ui.turn's list), a run of text chunks of one message coalesced into one
+--- edit, then the window opened or following, and the ends of turns fired (MiniMeTurnDone, a
+--- notification when hidden, the statusline). Never throws past an event: failures are
+--- `record`ed and the next event starts from what the buffer holds.
+local buffer = require("minime.ui.turn.buffer")
+local conversation = require("minime.ui.turn.conversation")
+local document = require("minime.ui.turn.document")
+local float = require("minime.ui.turn.float")
+local queued = require("minime.ui.turn.queued")
+local text = require("minime.ui.turn.text")
+local tools = require("minime.ui.turn.tools")
+
+local api = vim.api
+local str, visible = text.str, float.visible
+
+local M = {}
+
+--- Where a failure goes (minime.ui.turn sets it: its `errors`).
+---@type fun(msg: any)
+M.record = function() end
+
+--- Where a batch that found the buffer's end elsewhere than tracked is told (minime.ui.turn
+--- sets it: its `resyncs`).
+---@type fun(msg: string)
+M.resynced = function() end
+
+local handlers = {
+  begin = conversation.begin,
+  reset = conversation.reset,
+  tool_call = tools.call,
+  tool_result = tools.result,
+  terminal = tools.terminal,
+  plan = document.plan,
+  done = function(t, ev)
+    tools.end_running(t)
+    document.done(t, ev)
+  end,
+  notice = document.notice,
+  attached = document.attached,
+  queued = queued.set,
+}
+
+---@param t minime.turn.Turn
+local function run(t, fn, ...)
+  local ok, err = pcall(fn, t, ...)
+  if not ok then
+    M.record(err)
+    -- Whatever failed, the next event starts from what the buffer really holds.
+    pcall(function()
+      t.thinking = nil
+      buffer.sync_end(t)
+      t.block = "error"
+    end)
+  end
+end
+
+local function status_changed()
+  local ok, status = pcall(require, "minime.status")
+  if ok then
+    status.refresh()
+  end
+end
+
+--- Fire the end of a turn: event, notification when hidden, statusline.
+---@param t minime.turn.Turn
+---@param data? table the turn's end (default: t.done, then cleared)
+local function finish(t, data)
+  if not data then
+    data = t.done
+    t.done = nil
+  end
+  buffer.highlight(t, true)
+  if visible(t) then
+    float.restate(t)
+  else
+    local what = data.error and ("failed: " .. require("minime.ui.printable").text(data.error))
+      or ("finished (" .. (text.reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
+    require("minime.ui.say").say(
+      "minime: turn in " .. vim.fn.fnamemodify(t.cwd, ":~") .. " " .. what,
+      data.error and vim.log.levels.ERROR or vim.log.levels.INFO
+    )
+  end
+  api.nvim_exec_autocmds("User", { pattern = "MiniMeTurnDone", data = data, modeline = false })
+end
+
+--- Apply one batch of events to the conversation `t` (`fresh`: made for this batch); `open`
+--- shows its window (the public module's open, which hides the others).
+---@param t minime.turn.Turn
+---@param events table[]
+---@param fresh boolean
+---@param open fun()
+---@return boolean began a turn began in it
+function M.apply(t, events, fresh, open)
+  if api.nvim_buf_line_count(t.buf) ~= t.row + 1 then
+    -- The buffer changed behind the tracked end (O(1) to check): go on from what it holds.
+    M.resynced(
+      ("the end was at line %d, the buffer has %d"):format(
+        t.row + 1,
+        api.nvim_buf_line_count(t.buf)
+      )
+    )
+    buffer.sync_end(t)
+  end
+  local was_running = t.running
+  local shown = visible(t)
+  local at_end = shown and float.at_end(t)
+  local opening, began, restate = fresh, false, false
+  local ended = {} -- the ends of turns a later turn of this batch followed
+  vim.bo[t.buf].modifiable = true
+  local i, n = 1, #events
+  while i <= n do
+    local ev = events[i]
+    local kind = type(ev) == "table" and ev.kind or nil
+    if kind == "text" or kind == "thinking" or kind == "user" then
+      -- Coalesce a run of chunks of one message into one edit.
+      local parts, id = { str(ev.text) }, ev.message_id
+      while
+        i < n
+        and type(events[i + 1]) == "table"
+        and events[i + 1].kind == kind
+        and events[i + 1].message_id == id
+      do
+        i = i + 1
+        parts[#parts + 1] = str(events[i].text)
+      end
+      run(t, document.add_text, kind, table.concat(parts), id)
+    elseif handlers[kind] then
+      if kind == "begin" then
+        if t.done then -- a queued ask begins in the batch its turn ended in: both ends count
+          ended[#ended + 1] = t.done
+          t.done = nil
+        end
+        opening, began, at_end = true, true, true
+      elseif kind == "reset" then
+        opening = opening and began -- an empty conversation opens nothing by itself
+        restate = true
+      elseif kind == "queued" then
+        restate = true -- the footer counts them
+      end
+      run(t, handlers[kind], ev)
+    else
+      M.record(("unknown event kind %q"):format(str(kind)))
+    end
+    i = i + 1
+  end
+  vim.bo[t.buf].modifiable = false
+  queued.draw(t) -- under the end, wherever it is now
+
+  if opening and not visible(t) then
+    open()
+  elseif visible(t) and at_end then
+    float.follow(t)
+  end
+  if (began or restate) and shown and visible(t) then
+    float.restate(t) -- the title says "running" (or idle) again
+  end
+  for _, data in ipairs(ended) do
+    finish(t, data)
+  end
+  if t.done then
+    finish(t)
+  end
+  if t.running ~= was_running then
+    status_changed()
+  end
+  return began
+end
+
+return M
