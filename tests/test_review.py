@@ -259,3 +259,37 @@ def test_review_before_any_turn_and_while_the_turn_still_runs(tmp_path: Path) ->
         buf = ed.lua("return vim.fn.bufnr(...)", str(tmp_path / "a.txt"))
         wait_for(lambda: lines(ed, buf) == ["second"], 10, message="for the buffer to follow")
         assert review(ed)["items"] == [["a.txt", 1, "+1 -1 second"]]
+
+
+def test_a_day_of_turns_keeps_one_copy_of_a_loaded_buffer_and_both_reviews_still_read_right(
+    tmp_path: Path,
+) -> None:
+    """Each turn's start copies every loaded buffer (the baseline); a turn that is no longer
+    the last keeps only the copies no earlier turn holds: `all` reads the first, the last
+    turn's review its own. Before, every turn kept its copies: 20 buffers of 1,000 lines grew
+    Neovim by ~160 KiB a turn (bench/conversation_memory.py buffers)."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("\n".join(LINES) + "\n")
+    b.write_text("b\n")
+    copies = (
+        "local n = 0 for _, turn in ipairs(require('minime.review.baseline').sessions[...].turns)"
+        " do n = n + vim.tbl_count(turn.texts) end return n"
+    )
+    with editor(tmp_path) as ed:
+        abuf = load(ed, a)
+        load(ed, b)
+        turn_with_writes(ed, f"/ask-write a.txt {AGENT_TEXT}", writes=1)
+        wait_for(lambda: lines(ed, abuf) == AGENT, 10, message="for a.txt to be reloaded")
+        for i in range(4):
+            ed.turn(f"turn {i}")
+        # Turn 1's copies (a, b) and the last turn's: not one per turn (12).
+        assert ed.lua(copies, ed.cwd) == 4
+        last = ["l1", "l2", "X3", "l4", "l5", "Y6"]
+        turn_with_writes(ed, "/ask-write a.txt " + "\\n".join(last), writes=1)
+        wait_for(lambda: lines(ed, abuf) == last, 10, message="for a.txt to be reloaded")
+        assert ed.lua(copies, ed.cwd) == 4
+        assert review(ed)["items"] == [["a.txt", 6, "+1 -1 Y6"]], "against the last turn's start"
+        assert review(ed, "all")["items"] == [
+            ["a.txt", 3, "+1 -1 X3"],
+            ["a.txt", 6, "+1 -1 Y6"],
+        ], "against the first turn's start"

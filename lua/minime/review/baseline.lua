@@ -24,6 +24,7 @@ local M = {}
 
 ---@class minime.review.Session
 ---@field turns minime.review.Turn[]
+---@field recorded table<string, true> paths a turn before the last holds a text of
 
 ---@type table<string, minime.review.Session>
 M.sessions = {}
@@ -84,12 +85,32 @@ function M.last(cwd)
   return s and s.turns[#s.turns] or nil
 end
 
+--- A review reads a file's text from the last turn (:MiniMeReview) or from the first turn that
+--- holds one (:MiniMeReview all): once a turn is no longer the last, its copies of files an
+--- earlier turn holds are never read again, and are dropped. Without this every turn kept a
+--- copy of every loaded buffer: 20 buffers of 1,000 lines grew Neovim by ~160 KiB a turn.
+---@param session minime.review.Session
+local function forget_unread(session)
+  local previous = session.turns[#session.turns]
+  if not previous then
+    return
+  end
+  for path in pairs(previous.texts) do
+    if session.recorded[path] then
+      previous.texts[path] = nil
+    else
+      session.recorded[path] = true
+    end
+  end
+end
+
 ---@param cwd string
 ---@param ev table the begin event
 function M.begin(cwd, ev)
   if ev.fresh or not M.sessions[cwd] then
-    M.sessions[cwd] = { turns = {} }
+    M.sessions[cwd] = { turns = {}, recorded = {} }
   end
+  forget_unread(M.sessions[cwd])
   local turns = M.sessions[cwd].turns
   local turn = { n = #turns + 1, agent = tostring(ev.agent or ""), pending = true, texts = {} }
   turns[#turns + 1] = turn
