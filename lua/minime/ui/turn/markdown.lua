@@ -34,15 +34,15 @@ local MAX_BYTES = 100000
 --- when Lua's collector gets to the userdata, whose pace counts Lua's own bytes alone: ~21 KiB
 --- for a one-line block (markdown + markdown_inline) and ~150 bytes per byte of a longer one
 --- (a 300-line paragraph of 4.7 KB: ~680 KiB). Owed to the collector once the parse is done
---- and paid in incremental steps of at most GC_STEP_KIB, one per scheduled step (never a full
+--- and paid in incremental steps of GC_STEP_KIB, one per scheduled step (never a full
 --- collection), so that a day of turns does not pile them up: without it Neovim grew
 --- 1.08-1.17x from 30 to 300 echo turns; with only the one-line figure, 1.17-1.19x over 300
 --- turns with a 300-line answer each (malloc's free space doubling: each turn's ~700 KiB left
 --- for a later cycle, other allocations settling between).
 M.PARSE_KIB = 24
 M.PARSE_BYTES = 150
--- Collector work per scheduled step (KiB): ~1 ms on a 28 MB heap.
-local GC_STEP_KIB = 64
+-- Owed KiB paid per scheduled step: the collector's work for it is within the step's budget.
+local GC_STEP_KIB = 32
 -- KiB owed to the collector for the parses done.
 local gc_debt = 0
 
@@ -215,8 +215,8 @@ end
 
 local function tick()
   ticking = false
-  pay_gc()
   local start = vim.uv.hrtime()
+  pay_gc()
   while jobs[1] and vim.uv.hrtime() - start < BUDGET_NS do
     local job = jobs[1]
     if job.state == "parsing" then
