@@ -25,6 +25,7 @@ local M = {}
 ---@class minime.review.Session
 ---@field turns minime.review.Turn[]
 ---@field recorded table<string, true> paths a turn before the last holds a text of
+---@field count integer the turns begun (a turn left with no text is not kept: see forget_unread)
 
 ---@type table<string, minime.review.Session>
 M.sessions = {}
@@ -89,9 +90,11 @@ end
 --- holds one (:MiniMeReview all): once a turn is no longer the last, its copies of files an
 --- earlier turn holds are never read again, and are dropped. Without this every turn kept a
 --- copy of every loaded buffer: 20 buffers of 1,000 lines grew Neovim by ~160 KiB a turn.
+--- A turn between the first and the last left with no text is read by no review: it goes.
 ---@param session minime.review.Session
 local function forget_unread(session)
-  local previous = session.turns[#session.turns]
+  local turns = session.turns
+  local previous = turns[#turns]
   if not previous then
     return
   end
@@ -102,17 +105,22 @@ local function forget_unread(session)
       session.recorded[path] = true
     end
   end
+  if #turns > 1 and next(previous.texts) == nil then
+    turns[#turns] = nil
+  end
 end
 
 ---@param cwd string
 ---@param ev table the begin event
 function M.begin(cwd, ev)
   if ev.fresh or not M.sessions[cwd] then
-    M.sessions[cwd] = { turns = {}, recorded = {} }
+    M.sessions[cwd] = { turns = {}, recorded = {}, count = 0 }
   end
-  forget_unread(M.sessions[cwd])
-  local turns = M.sessions[cwd].turns
-  local turn = { n = #turns + 1, agent = tostring(ev.agent or ""), pending = true, texts = {} }
+  local session = M.sessions[cwd]
+  forget_unread(session)
+  session.count = session.count + 1
+  local turns = session.turns
+  local turn = { n = session.count, agent = tostring(ev.agent or ""), pending = true, texts = {} }
   turns[#turns + 1] = turn
   for _, buf in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
