@@ -187,14 +187,49 @@ def fake_mm_opts(workdir: Path) -> str:
 
 
 def bench_agent_opts(discovery: str = "meta") -> str:
-    """setup{} options for bench/agent.py as the agent (``agent.cmd``)."""
+    """setup{} options for bench/agent.py as the agent (``agent.cmd``). It speaks mm's
+    client-tool dialect, so ``editor_tools = "client"``: an agent definition without an agent
+    file gets the tools over MCP by default, and bench/agent.py's ``tool``/``mmtool`` would
+    find none (the turn fails, its OUT file never appears)."""
     cmd = f"{{ {lua_str(PYTHON)}, {lua_str(AGENT)} }}"
-    return f"{{ agent = {{ cmd = {cmd} }}, discovery = {lua_str(discovery)} }}"
+    return (
+        f"{{ agent = {{ cmd = {cmd} }}, editor_tools = 'client',"
+        f" discovery = {lua_str(discovery)} }}"
+    )
 
 
-def wait_file(path: Path, timeout: float = 120.0, interval: float = 0.005) -> None:
+def wait_file(
+    path: Path,
+    timeout: float = 120.0,
+    interval: float = 0.005,
+    ended: Callable[[], str | None] | None = None,
+) -> None:
+    """Wait for the agent's OUT file. ``ended`` (asked every 0.5 s, not to load Neovim while
+    it is timed) returns why the turn ended without it, or None while it runs: a failed turn
+    is then said at once, not after ``timeout``."""
     deadline = time.monotonic() + timeout
+    next_look = time.monotonic() + 0.5
     while not path.exists():
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline:
             raise RuntimeError(f"{path} did not appear within {timeout} s")
+        if ended is not None and now > next_look:
+            next_look = now + 0.5
+            why = ended()
+            if why is not None and not path.exists():
+                raise RuntimeError(f"the turn ended without writing {path.name}: {why}")
         time.sleep(interval)
+
+
+TURN_END = """
+if _G.bench_done < ... then return vim.NIL end
+local s = require('minime.ui.turn').get(vim.fn.getcwd())
+if s == nil or not vim.api.nvim_buf_is_valid(s.buf) then return 'no conversation' end
+return vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1] or ''
+"""
+
+
+def turn_ended(nvim: Any, turn: int) -> Callable[[], str | None]:
+    """For ``wait_file``: once turn ``turn`` ended (EXTRA_INIT's ``_G.bench_done``
+    counts MiniMeTurnDone), the float's last line (the error a failed turn shows)."""
+    return lambda: nvim.exec_lua(TURN_END, turn)

@@ -3,7 +3,8 @@
 
 One session, turns of the same kind one after another, the conversation float open, trimmed
 as shipped (conversation.KEEP, MAX_LINES). Two kinds, each its own Neovim: ``echo`` (the fake
-mm echoes the prompt: bench/load.py's turns) and ``tool`` (a client tool answering 300 lines,
+mm echoes the prompt: bench/load.py's turns), ``buffers`` (the same
+with 20 files of 1,000 lines loaded from the cwd) and ``tool`` (a client tool answering 300 lines,
 then the echo: the float reaches its line cap within 100 turns). After 30, 100, 300 and
 1,000 turns: Neovim's VmRSS, the Lua heap (``collectgarbage('count')`` after a full
 collection), the float's lines and extmarks per namespace. ``baseline`` = the figure after 30
@@ -13,7 +14,7 @@ its cap of 20,000 lines between 30 and 100 turns: text kept, not a leak.)
 Targets: RSS after 300 turns <= 1.10 x after 30; after 1,000 turns the float stays within
 its 20,000-line cap and RSS within the same bound.
 
-    .venv/bin/python bench/conversation_memory.py [TURNS [KIND ...]]  # 1000, echo tool (~3 min)
+    .venv/bin/python bench/conversation_memory.py [TURNS [KIND ...]]  # 1000, echo tool buffers
 """
 
 from __future__ import annotations
@@ -44,14 +45,54 @@ for name, ns in pairs(vim.api.nvim_get_namespaces()) do
   local n = #vim.api.nvim_buf_get_extmarks(s.buf, ns, 0, -1, {})
   if n > 0 then marks[name] = n end
 end
+-- glibc's malloc: bytes in use and free inside its arenas (free: fragmentation RSS keeps).
+local malloc = {}
+pcall(function()
+  local ffi = require('ffi')
+  pcall(ffi.cdef, [[struct minime_mallinfo2 { size_t arena, ordblks, smblks, hblks, hblkhd,
+    usmblks, fsmblks, uordblks, fordblks, keepcost; };
+    struct minime_mallinfo2 mallinfo2(void);]])
+  local m = ffi.C.mallinfo2()
+  malloc = { used_kib = tonumber(m.uordblks + m.hblkhd) / 1024,
+    free_kib = tonumber(m.fordblks) / 1024 }
+end)
 return { lua_kib = collectgarbage('count'), lines = vim.api.nvim_buf_line_count(s.buf),
+  malloc = malloc,
   bytes = vim.api.nvim_buf_get_offset(s.buf, vim.api.nvim_buf_line_count(s.buf)),
   marks = marks, undolevels = vim.bo[s.buf].undolevels,
   undo_seq = vim.fn.undotree(s.buf).seq_last }
 """
 
 
-PROMPTS = {"echo": "turn {i}", "tool": "/tool big\nturn {i}"}
+PROMPTS = {"echo": "turn {i}", "tool": "/tool big\nturn {i}", "buffers": "turn {i}"}
+# ``buffers``: echo turns with files of the cwd loaded, as in a day's editing (the review's
+# baseline copies each loaded buffer's text at every turn's start).
+BUFFERS, BUFFER_LINES = 20, 1000
+
+OPEN = """
+for _, p in ipairs(...) do
+  local b = vim.fn.bufadd(p)
+  vim.bo[b].buflisted = true
+  vim.fn.bufload(b)
+end
+"""
+
+
+def host_pid(nvim_pid: int) -> int:
+    """The plugin's Python host: Neovim's child running ``minime.nvim``."""
+    for child in Path(f"/proc/{nvim_pid}/task/{nvim_pid}/children").read_text().split():
+        if b"minime.nvim" in Path(f"/proc/{child}/cmdline").read_bytes():
+            return int(child)
+    raise RuntimeError("no host process")
+
+
+def open_buffers(ed: Any, work: Path) -> None:
+    paths = []
+    for n in range(BUFFERS):
+        path = work / f"file{n:02d}.py"
+        path.write_text("".join(f"line {j} of file {n}\n" for j in range(BUFFER_LINES)))
+        paths.append(str(path))
+    ed.lua(OPEN, paths)
 
 
 def main(argv: list[str]) -> None:
@@ -68,6 +109,9 @@ def run(kind: str, turns: int) -> None:
         opts = BIG_TOOL_OPTS % (FAKE_MM_BIN, agent_file(work, trace=False))
         with editor_with(work, opts, timeout=60.0) as ed:
             pid = ed.lua("return vim.fn.getpid()")
+            host = 0
+            if kind == "buffers":
+                open_buffers(ed, work)
             first: dict[str, Any] = {}
             lost = 0
             for i in range(1, turns + 1):
@@ -76,6 +120,7 @@ def run(kind: str, turns: int) -> None:
                 if i not in CHECKPOINTS:
                     continue
                 state = ed.lua(STATE, ed.cwd)
+                host = host or host_pid(pid)
                 rss = rss_mib(pid)
                 if not first:
                     first = {"rss": rss, "lua": state["lua_kib"], "turns": i}
@@ -86,6 +131,9 @@ def run(kind: str, turns: int) -> None:
                     "ratio": ratio,
                     "lua_kib": state["lua_kib"],
                     "lua_kib_baseline": first["lua"],
+                    "malloc_used_kib": state["malloc"].get("used_kib"),
+                    "malloc_free_kib": state["malloc"].get("free_kib"),
+                    "host_rss": rss_mib(host),
                     "float_lines": state["lines"],
                     "float_bytes": state["bytes"],
                     "extmarks": state["marks"],

@@ -44,6 +44,7 @@ from _common import (
     plugin_editor,
     quantile,
     read_json,
+    turn_ended,
     wait_file,
 )
 
@@ -157,7 +158,7 @@ def run_plugin(nvim: Any, work: Path, sc: Scenario, turn: int, n: int) -> None:
     out.unlink(missing_ok=True)
     prompt = f"tool {sc.tool} {n} {sc.warmup} {out} {json.dumps(sc.args)}"
     nvim.exec_lua("require('minime').ask(...)", prompt)
-    wait_file(out)
+    wait_file(out, ended=turn_ended(nvim, turn))
     deadline = time.monotonic() + 30
     while nvim.exec_lua("return _G.bench_done") < turn:
         if time.monotonic() > deadline:

@@ -40,6 +40,7 @@ from _common import (
     plugin_editor,
     quantile,
     read_json,
+    turn_ended,
     ui_attached,
     wait_file,
 )
@@ -115,7 +116,7 @@ class Turns:
         self.nvim.exec_lua(
             "require('minime').ask(...)", f"{command} {sc.tool} {n} {WARMUP} {out} {{}}"
         )
-        wait_file(out)
+        wait_file(out, ended=turn_ended(self.nvim, self.done))
         deadline = time.monotonic() + 60
         while self.nvim.exec_lua("return _G.bench_done") < self.done:
             if time.monotonic() > deadline:

@@ -285,3 +285,43 @@ def test_outside_git_a_file_named_only_by_a_calls_locations_is_reviewed(tmp_path
         (tmp_path / "go").write_text("")
         ed.wait_done(count)
         assert review(ed)["items"] == [["d.txt", 2, "+1 -1 D2"]]
+
+
+def test_a_day_of_turns_keeps_one_copy_of_a_loaded_buffer_and_both_reviews_still_read_right(
+    tmp_path: Path,
+) -> None:
+    """Each turn's start copies every loaded buffer (the baseline); a turn that is no longer
+    the last keeps only the copies no earlier turn holds: `all` reads the first, the last
+    turn's review its own. Before, every turn kept its copies: 20 buffers of 1,000 lines grew
+    Neovim by ~160 KiB a turn (bench/conversation_memory.py buffers)."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("\n".join(LINES) + "\n")
+    b.write_text("b\n")
+    copies = (
+        "local turns = require('minime.review.baseline').sessions[...].turns"
+        " local n = 0 for _, turn in ipairs(turns) do n = n + vim.tbl_count(turn.texts) end"
+        " return { copies = n, turns = #turns }"
+    )
+    with editor(tmp_path) as ed:
+        abuf = load(ed, a)
+        load(ed, b)
+        turn_with_writes(ed, f"/ask-write a.txt {AGENT_TEXT}", writes=1)
+        wait_for(lambda: lines(ed, abuf) == AGENT, 10, message="for a.txt to be reloaded")
+        for i in range(4):
+            ed.turn(f"turn {i}")
+        # Turn 1's copies (a, b) and the last turn's: not one per turn (10), nor a record of
+        # each turn between them (they hold no text any review reads).
+        assert ed.lua(copies, ed.cwd) == {"copies": 4, "turns": 2}
+        last = ["l1", "l2", "X3", "l4", "l5", "Y6"]
+        turn_with_writes(ed, "/ask-write a.txt " + "\\n".join(last), writes=1)
+        wait_for(lambda: lines(ed, abuf) == last, 10, message="for a.txt to be reloaded")
+        assert ed.lua(copies, ed.cwd) == {"copies": 4, "turns": 2}
+        last_turn = review(ed)
+        assert last_turn["items"] == [["a.txt", 6, "+1 -1 Y6"]], "against the last turn's start"
+        assert last_turn["title"].endswith(", turn 6")
+        whole = review(ed, "all")
+        assert whole["items"] == [
+            ["a.txt", 3, "+1 -1 X3"],
+            ["a.txt", 6, "+1 -1 Y6"],
+        ], "against the first turn's start"
+        assert whole["title"].endswith(", turns 1-6")

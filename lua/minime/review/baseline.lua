@@ -24,6 +24,8 @@ local M = {}
 
 ---@class minime.review.Session
 ---@field turns minime.review.Turn[]
+---@field recorded table<string, true> paths a turn before the last holds a text of
+---@field count integer the turns begun (a turn left with no text is not kept: see forget_unread)
 
 ---@type table<string, minime.review.Session>
 M.sessions = {}
@@ -84,14 +86,41 @@ function M.last(cwd)
   return s and s.turns[#s.turns] or nil
 end
 
+--- A review reads a file's text from the last turn (:MiniMeReview) or from the first turn that
+--- holds one (:MiniMeReview all): once a turn is no longer the last, its copies of files an
+--- earlier turn holds are never read again, and are dropped. Without this every turn kept a
+--- copy of every loaded buffer: 20 buffers of 1,000 lines grew Neovim by ~160 KiB a turn.
+--- A turn between the first and the last left with no text is read by no review: it goes.
+---@param session minime.review.Session
+local function forget_unread(session)
+  local turns = session.turns
+  local previous = turns[#turns]
+  if not previous then
+    return
+  end
+  for path in pairs(previous.texts) do
+    if session.recorded[path] then
+      previous.texts[path] = nil
+    else
+      session.recorded[path] = true
+    end
+  end
+  if #turns > 1 and next(previous.texts) == nil then
+    turns[#turns] = nil
+  end
+end
+
 ---@param cwd string
 ---@param ev table the begin event
 function M.begin(cwd, ev)
   if ev.fresh or not M.sessions[cwd] then
-    M.sessions[cwd] = { turns = {} }
+    M.sessions[cwd] = { turns = {}, recorded = {}, count = 0 }
   end
-  local turns = M.sessions[cwd].turns
-  local turn = { n = #turns + 1, agent = tostring(ev.agent or ""), pending = true, texts = {} }
+  local session = M.sessions[cwd]
+  forget_unread(session)
+  session.count = session.count + 1
+  local turns = session.turns
+  local turn = { n = session.count, agent = tostring(ev.agent or ""), pending = true, texts = {} }
   turns[#turns + 1] = turn
   for _, buf in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then

@@ -30,12 +30,29 @@ local STEP = 500
 -- paragraph) is not worth the parse.
 local MAX_BYTES = 100000
 
---- C memory (KiB) a block's parse leaves behind (its parser and trees) beyond what Lua counts:
---- ~21 KiB measured for a one-line block (markdown + markdown_inline), freed only when Lua's
---- collector gets to the userdata, whose pace counts Lua's own bytes alone. Told to the
---- collector after each parse (an incremental step, never a full collection) so that a day of
---- turns does not pile them up: Neovim grew 1.08-1.17x from 30 to 300 turns without it.
+--- C memory a block's parse holds (its parser and trees) beyond what Lua counts, freed only
+--- when Lua's collector gets to the userdata, whose pace counts Lua's own bytes alone: ~21 KiB
+--- for a one-line block (markdown + markdown_inline) and ~150 bytes per byte of a longer one
+--- (a 300-line paragraph of 4.7 KB: ~680 KiB). Owed to the collector once the parse is done
+--- and paid in incremental steps of GC_STEP_KIB, one per scheduled step (never a full
+--- collection), so that a day of turns does not pile them up: without it Neovim grew
+--- 1.08-1.17x from 30 to 300 echo turns; with only the one-line figure, 1.17-1.19x over 300
+--- turns with a 300-line answer each (malloc's free space doubling: each turn's ~700 KiB left
+--- for a later cycle, other allocations settling between).
 M.PARSE_KIB = 24
+M.PARSE_BYTES = 150
+-- Owed KiB paid per scheduled step: the collector's work for it is within the step's budget.
+local GC_STEP_KIB = 32
+-- KiB owed to the collector for the parses done.
+local gc_debt = 0
+
+local function pay_gc()
+  if gc_debt > 0 then
+    local kib = math.min(gc_debt, GC_STEP_KIB)
+    gc_debt = gc_debt - kib
+    collectgarbage("step", kib)
+  end
+end
 
 local function record(err)
   M.errors[#M.errors + 1] = tostring(err)
@@ -171,10 +188,10 @@ local function parse(job)
     return drop(job)
   end
   local parser = vim.treesitter.get_string_parser(src, "markdown")
+  if M.PARSE_KIB > 0 then -- paid from the next step on, once this parser is garbage
+    gc_debt = gc_debt + M.PARSE_KIB + math.floor(#src * M.PARSE_BYTES / 1024)
+  end
   local function parsed(err, trees)
-    if M.PARSE_KIB > 0 then
-      collectgarbage("step", M.PARSE_KIB)
-    end
     if err or not trees then
       return drop(job) -- timed out ('redrawtime'): the block stays plain
     end
@@ -199,6 +216,7 @@ end
 local function tick()
   ticking = false
   local start = vim.uv.hrtime()
+  pay_gc()
   while jobs[1] and vim.uv.hrtime() - start < BUDGET_NS do
     local job = jobs[1]
     if job.state == "parsing" then
@@ -218,7 +236,8 @@ end
 
 --- Run the worker again soon (after what the editor has waiting), if there is work.
 resume = function()
-  if jobs[1] and not ticking and jobs[1].state ~= "parsing" then
+  local job = jobs[1]
+  if not ticking and (job and job.state ~= "parsing" or not job and gc_debt > 0) then
     ticking = true
     vim.schedule(tick)
   end
