@@ -35,7 +35,8 @@ local str, visible = text.str, float.visible
 
 local M = {}
 
---- Failures inside apply(), newest last (capped): apply never throws, tests read this.
+--- Failures inside apply(), newest last (capped), each with its Lua traceback: apply never
+--- throws, tests read this (the user never sees it).
 ---@type string[]
 M.errors = {}
 
@@ -148,7 +149,7 @@ local handlers = {
 
 ---@param t minime.turn.Turn
 local function run(t, fn, ...)
-  local ok, err = pcall(fn, t, ...)
+  local ok, err = xpcall(fn, debug.traceback, t, ...)
   if not ok then
     record(err)
     -- Whatever failed, the next event starts from what the buffer really holds.
@@ -273,7 +274,7 @@ end
 ---@param key string
 ---@param events table[]
 function M.apply(key, events)
-  local ok, err = pcall(apply, str(key), type(events) == "table" and events or {})
+  local ok, err = xpcall(apply, debug.traceback, str(key), type(events) == "table" and events or {})
   if not ok then
     record(err)
   end
