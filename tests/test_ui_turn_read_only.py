@@ -86,3 +86,40 @@ def test_insert_mode_carried_into_the_conversation_ends_there(nvim, enter):
         "",
         "■ done (end_turn)",
     ]
+
+
+def test_a_tool_whose_lines_the_user_edited_is_drawn_again_at_the_end(nvim):
+    """`:setlocal modifiable` and an edit above a running tool's header (at its mark): the
+    tool's next update is a resync — its line again at the end, the user's text kept — not a
+    failed edit of the wrong line."""
+    apply(
+        nvim,
+        {"kind": "begin", "prompt": "look", "cwd": KEY, "session_id": "s1"},
+        {"kind": "tool_call", "id": "t1", "title": "bash: ls", "status": "pending"},
+        {"kind": "tool_call", "id": "t2", "title": "bash: pwd", "status": "pending"},
+    )
+    buf = conversation(nvim)["buf"]
+    assert buffer_lines(nvim, buf)[2:] == ["⚙ bash: ls pending", "⚙ bash: pwd pending"]
+    nvim.exec_lua(
+        """
+        local buf = ...
+        vim.bo[buf].modifiable = true
+        vim.api.nvim_buf_set_text(buf, 2, 0, 2, 0, { 'my note', '' })
+        vim.bo[buf].modifiable = false
+        """,
+        buf,
+    )
+    apply(nvim, {"kind": "tool_result", "id": "t1", "status": "completed", "output": "a.txt"})
+    apply(nvim, {"kind": "done", "stop_reason": "end_turn"})
+    assert buffer_lines(nvim, buf)[2:] == [
+        "my note",
+        "⚙ bash: ls pending",
+        "⚙ bash: pwd (ended without a status)",
+        "⚙ bash: ls completed",
+        "    a.txt",
+        "",
+        "■ done (end_turn)",
+    ]
+    resyncs = nvim.exec_lua("return require('minime.ui.turn').resyncs")
+    assert resyncs[0] == "the end was at line 4, the buffer has 5", resyncs  # apply's own check
+    assert [r for r in resyncs[1:] if "bash: ls" in r] == resyncs[1:] and len(resyncs) == 2

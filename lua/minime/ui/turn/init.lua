@@ -67,6 +67,7 @@ local MAX_ERRORS = 100
 ---@field status string
 ---@field region integer extmark (ns_fold) from the header line to the end of the body
 ---@field hlen integer byte length of the header line
+---@field line? string the header line drawn (minime.ui.turn.tool_rows checks it is still there)
 ---@field input_n integer body lines showing the input
 ---@field input_len integer byte length of the last input line
 ---@field output_n integer body lines showing the output
