@@ -25,8 +25,11 @@ require('minime.ui.turn').on_reply = function(key) table.insert(_G.replies, key)
 def nvim():
     with nvim_harness.start(INIT) as n:
         yield n
-        errors = n.exec_lua("return require('minime.ui.turn').errors")
-        assert errors == [], errors
+
+
+def turn_errors(nvim):
+    """The turn float's internal failures (each with its traceback): none may happen."""
+    return nvim.exec_lua("return require('minime.ui.turn').errors")
 
 
 def apply(nvim, *events):
@@ -86,6 +89,7 @@ def test_insert_mode_carried_into_the_conversation_ends_there(nvim, enter):
         "",
         "■ done (end_turn)",
     ]
+    assert turn_errors(nvim) == []
 
 
 def test_a_tool_whose_lines_the_user_edited_is_drawn_again_at_the_end(nvim):
@@ -120,6 +124,7 @@ def test_a_tool_whose_lines_the_user_edited_is_drawn_again_at_the_end(nvim):
         "",
         "■ done (end_turn)",
     ]
+    assert turn_errors(nvim) == []
     resyncs = nvim.exec_lua("return require('minime.ui.turn').resyncs")
     assert resyncs[0] == "the end was at line 4, the buffer has 5", resyncs  # apply's own check
     assert [r for r in resyncs[1:] if "bash: ls" in r] == resyncs[1:] and len(resyncs) == 2
