@@ -43,7 +43,7 @@ local handlers = {
 
 ---@param t minime.turn.Turn
 local function run(t, fn, ...)
-  local ok, err = pcall(fn, t, ...)
+  local ok, err = xpcall(fn, debug.traceback, t, ...)
   if not ok then
     M.record(err)
     -- Whatever failed, the next event starts from what the buffer really holds.

@@ -111,6 +111,26 @@ function M.highlight(t, on)
   end
 end
 
+--- The conversation's text is the plugin's alone: Insert (or Replace) mode carried into a
+--- window of it — a click or a <Cmd> mapping while typing in another window — ends there.
+--- Neovim 0.11 checks 'modifiable' in Insert mode only before the insert's first change, so
+--- the keys typed after such a move changed this 'nomodifiable' buffer behind the turn's
+--- extmarks: an <CR> pushed a tool's header line off the mark it is found by, and the tool's
+--- next redraw failed.
+---@param buf integer
+function M.keep_insert_out(buf)
+  api.nvim_create_autocmd({ "BufEnter", "WinEnter" }, {
+    buffer = buf,
+    desc = "minime: the conversation is read-only, no Insert mode in it",
+    callback = function()
+      local mode = api.nvim_get_mode().mode
+      if mode:find("^[iR]") or mode:find("^ni[IRV]") then
+        vim.cmd.stopinsert()
+      end
+    end,
+  })
+end
+
 --- Create the buffer of a turn (or a new one if the user wiped it).
 ---@param t minime.turn.Turn
 function M.make(t)
@@ -124,6 +144,7 @@ function M.make(t)
   vim.bo[buf].filetype = "markdown"
   vim.o.eventignore = ignore
   vim.bo[buf].modifiable = false
+  M.keep_insert_out(buf)
   float.map_keys(buf, t.key)
   require("minime.ui.turn.blocks").map_keys(buf)
   t.buf, t.row, t.col, t.prev_col = buf, 0, 0, 0

@@ -37,7 +37,8 @@ local str, visible = text.str, float.visible
 
 local M = {}
 
---- Failures inside apply(), newest last (capped): apply never throws, tests read this.
+--- Failures inside apply(), newest last (capped), each with its Lua traceback: apply never
+--- throws, tests read this (the user never sees it).
 ---@type string[]
 M.errors = {}
 
@@ -68,6 +69,7 @@ local MAX_ERRORS = 100
 ---@field status string
 ---@field region integer extmark (ns_fold) from the header line to the end of the body
 ---@field hlen integer byte length of the header line
+---@field line? string the header line drawn (minime.ui.turn.tool_rows checks it is still there)
 ---@field input_n integer body lines showing the input
 ---@field input_len integer byte length of the last input line
 ---@field output_n integer body lines showing the output
@@ -153,7 +155,7 @@ end
 ---@param key string
 ---@param events table[]
 function M.apply(key, events)
-  local ok, err = pcall(apply, str(key), type(events) == "table" and events or {})
+  local ok, err = xpcall(apply, debug.traceback, str(key), type(events) == "table" and events or {})
   if not ok then
     record(err)
   end

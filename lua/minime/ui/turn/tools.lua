@@ -3,9 +3,9 @@
 --- One ns_fold extmark per tool spans header and body (the fold foldexpr reads).
 local buffer = require("minime.ui.turn.buffer")
 local diff = require("minime.ui.diff")
-local document = require("minime.ui.turn.document")
 local text = require("minime.ui.turn.text")
 local printable = require("minime.ui.printable")
+local tool_rows = require("minime.ui.turn.tool_rows")
 local window = require("minime.ui.window")
 
 local api = vim.api
@@ -97,13 +97,6 @@ local function output_lines(output, diffs, cwd)
   return lines
 end
 
----@param t minime.turn.Turn
----@param tool minime.turn.Tool
----@return integer row of the header line
-local function header_row(t, tool)
-  return api.nvim_buf_get_extmark_by_id(t.buf, buffer.ns_fold, tool.region, {})[1]
-end
-
 --- End position of a tool's body (the header's end when it has none).
 ---@param tool minime.turn.Tool
 ---@return integer rows, integer col offset in rows after the header, and column
@@ -137,7 +130,7 @@ local function draw_header(t, tool, h)
   local line, spans = M.header(tool)
   api.nvim_buf_clear_namespace(t.buf, buffer.ns_hl, h, h + 1)
   splice(t, h, 0, h, tool.hlen, { line })
-  tool.hlen = #line
+  tool.hlen, tool.line = #line, line
   for _, s in ipairs(spans) do
     hl(t, h, s[1], h, s[2], s[3])
   end
@@ -149,7 +142,7 @@ end
 ---@param part "input"|"output"
 ---@param lines string[]
 local function set_body(t, tool, part, lines)
-  local h = header_row(t, tool)
+  local h = tool_rows.checked(t, tool, (body_end(tool)))
   local ni, no = tool.input_n, tool.output_n
   local srow, scol, erow, ecol
   if part == "input" then
@@ -196,12 +189,8 @@ local function get_tool(t, id)
     output_n = 0,
     output_len = 0,
   }
-  document.start_block(t, "tool")
-  local h = t.row
-  tool.region = buffer.set_fold_mark(t, h, 0, { right_gravity = false })
   t.tools[id] = tool
-  t.regions[tool.region] = tool
-  return tool, h
+  return tool, tool_rows.place(t, tool)
 end
 
 -- What the tool's diffs change: "relative path" -> { old text (false: a new file), new text }
@@ -264,7 +253,7 @@ local function on_tool(t, ev, result)
   elseif result and not new_row then
     tool.status = "completed"
   end
-  draw_header(t, tool, new_row or header_row(t, tool))
+  draw_header(t, tool, new_row or tool_rows.checked(t, tool, (body_end(tool))))
   if type(ev.locations) == "table" and type(ev.locations[1]) == "table" then
     tool.location = ev.locations[1] -- where <CR> on its line goes (M.jump)
   end
@@ -308,7 +297,7 @@ end
 function M.jump(buf, row)
   local t = buffer.by_buf[buf]
   for _, tool in pairs(t and t.tools or {}) do
-    local h, loc = header_row(t, tool), tool.location
+    local h, loc = tool_rows.header(t, tool), tool.location
     if loc and h < row and row <= h + 1 + body_end(tool) and type(loc.path) == "string" then
       local path = loc.path:sub(1, 1) == "/" and loc.path or t.cwd .. "/" .. loc.path
       return require("minime.ui.follow").jump(path, tonumber(loc.line) or 1)
@@ -344,7 +333,7 @@ function M.end_running(t)
   for _, tool in pairs(t.tools) do
     if tool.status == "pending" or tool.status == "in_progress" then
       tool.status = M.UNENDED
-      draw_header(t, tool, header_row(t, tool))
+      draw_header(t, tool, tool_rows.checked(t, tool, (body_end(tool))))
     end
   end
 end
