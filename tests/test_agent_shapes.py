@@ -125,6 +125,21 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     assert "[other]" not in text
 
 
+def test_a_tool_line_shows_the_call_as_the_library_merged_it(tmp_path: Path) -> None:
+    """The line shows the merged call as it is: ACP's default kind where none was named, an
+    update's title ``""`` replaces the earlier one (the line shows the call's id, as for a call
+    never titled), an update naming no kind keeps the call's."""
+    with shapes_editor(tmp_path) as ed:
+        ed.turn("fields")
+        lines = ed.turn_lines()
+    headers = [line for line in lines if line.startswith("⚙ ")]
+    assert headers == [
+        "⚙ Plan the change  [other] completed",
+        "⚙ f2  [execute] completed",
+        "⚙ f3  [other] completed",
+    ], lines
+
+
 def test_a_tool_call_that_arrives_completed_shows_its_content(tmp_path: Path) -> None:
     """A ``tool_call`` already ``completed`` with text ``content`` and ``rawOutput`` "": its
     text is drawn under it, as for a call completed by an update."""

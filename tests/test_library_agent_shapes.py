@@ -111,6 +111,39 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     ]
 
 
+def test_a_program_sees_none_where_no_update_named_a_field(tmp_path: Path) -> None:
+    """A call is merged once, in the turn: None where no update said a field (ACP's default
+    kind "other" is the shown kind, ``acp_kind``, not a kind the agent named), and what an
+    update says replaces what came before, ``""`` included (ACP: only what changes is sent)."""
+    events = asyncio.run(events_of("fields", tmp_path))
+    seen = {
+        call_id: [
+            (e.kind, e.call.title, e.call.kind, e.call.status)
+            for e in events
+            if e.call is not None and e.call.id == call_id
+        ]
+        for call_id in ("f1", "f2", "f3")
+    }
+    assert seen == {
+        "f1": [
+            ("tool_call", "Plan the change", None, "pending"),
+            ("tool_update", "Plan the change", None, "in_progress"),
+            ("tool_result", "Plan the change", None, "completed"),
+        ],
+        "f2": [
+            ("tool_call", "Run tests", "execute", "pending"),
+            ("tool_update", "", "execute", "pending"),
+            ("tool_result", "", "execute", "completed"),
+        ],
+        "f3": [
+            ("tool_call", None, None, "in_progress"),
+            ("tool_result", None, None, "completed"),
+        ],
+    }
+    kinds = {e.call.id: e.call.acp_kind for e in events if e.call is not None}
+    assert kinds == {"f1": "other", "f2": "execute", "f3": "other"}
+
+
 def test_a_calls_locations_come_with_it_move_in_updates_and_are_bounded(tmp_path: Path) -> None:
     """ACP's ``locations`` (path, line) reach the program on the call, as the last update that
     named them said; an update naming none keeps them; a flood is cut and a path no file can
@@ -172,6 +205,9 @@ def test_a_load_replays_until_its_answer_and_not_after(tmp_path: Path) -> None:
         ("text", "a2", "second answer."),
     ]
     assert all("LATE" not in (e.text + (e.output or "")) for e in replayed)
+    # A replayed call's updates are merged as a turn's are: the last one names no title.
+    h2 = [(e.kind, e.call.title, e.call.kind) for e in replayed if e.call and e.call.id == "h2"]
+    assert h2[-1] == ("tool_result", "Run make", "execute"), h2
 
 
 def test_an_earlier_turns_late_update_is_not_the_next_turns(tmp_path: Path) -> None:

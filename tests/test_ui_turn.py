@@ -197,9 +197,15 @@ def test_tool_call_is_an_upsert_and_its_result_is_folded_beneath(nvim):
         "⚙ bash: ls  [execute] pending",
         '    input: {"command":"ls"}',
     ]
-    apply(
+    apply(  # the call as the library merged it: what the update did not name stays said
         nvim,
-        {"kind": "tool_call", "id": "t1", "status": "in_progress"},
+        {
+            "kind": "tool_call",
+            "id": "t1",
+            "title": "bash: ls",
+            "tool_kind": "execute",
+            "status": "in_progress",
+        },
         text("Meanwhile..."),
     )
     assert answer(nvim) == [

@@ -16,6 +16,9 @@ example agent) and runs no model: each prompt's words pick what it sends.
 - ``usage N COST``: a ``usage_update`` (N tokens used of 200,000, COST dollars) and a
   ``session_info_update`` titling the session ``Parser fix N``;
 - ``nokind``: a ``tool_call_update`` that omits the call's kind and title;
+- ``fields``: a ``tool_call`` naming no kind (ACP's default: "other"), a ``tool_call_update``
+  titling a call ``""`` (said: the title is now empty), and a call whose first word is a
+  ``tool_call_update`` naming neither title nor kind;
 - ``locations``: a read whose ``locations`` come with its ``tool_call`` (claude-agent-acp: the
   path and a 1-based line), move in a ``tool_call_update``, stay when an update names none, and
   a call naming 60 locations, one of them a 5,000-character path;
@@ -57,6 +60,7 @@ SCENARIOS = {
     "ready",
     "usage",
     "nokind",
+    "fields",
     "locations",
     "unended",
     "stale",
@@ -154,6 +158,14 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
         call(sid, "k1", title="Find needle", kind="search", status="pending")
         call_update(sid, "k1", status="in_progress")
         call_update(sid, "k1", status="completed", rawOutput={"output": "found"})
+    if "fields" in words:
+        call(sid, "f1", title="Plan the change", status="pending")
+        call_update(sid, "f1", status="in_progress")
+        call(sid, "f2", title="Run tests", kind="execute", status="pending")
+        call_update(sid, "f2", title="")
+        call_update(sid, "f3", status="in_progress")
+        for call_id in ("f1", "f2", "f3"):
+            call_update(sid, call_id, status="completed", rawOutput={"output": "ok"})
     if "locations" in words:
         a, b = os.path.join(cwd, "a.py"), os.path.join(cwd, "b.py")
         call(sid, "r1", title="Read a.py", kind="read", status="pending", locations=[{"path": a}])

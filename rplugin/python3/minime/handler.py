@@ -75,7 +75,7 @@ class Handler(TerminalRequests):
 
         request = PermissionRequest(
             session_id=session.session_id,
-            tool_call=session.permission_call(tool_call_of(tool_call, kind="")),
+            tool_call=session.permission_call(tool_call_of(tool_call)),
             options=[
                 PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in options
             ],

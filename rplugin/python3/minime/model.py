@@ -83,18 +83,29 @@ class ToolCallLocation(msgspec.Struct, kw_only=True):
 
 
 class ToolCall(msgspec.Struct, kw_only=True):
-    """A tool call the agent reported (or asks permission for). ``title`` and ``kind`` are ""
-    in an update that omits them (a turn's events carry what earlier ones said).
-    ``locations``: the files it works on, as the last update that named them said (None: no
-    update said; at most MAX_LOCATIONS, see minime.updates)."""
+    """A tool call the agent reported (or asks permission for), as its updates so far said it.
+
+    A field is None where no update named it (ACP: an update carries only what changed), and
+    what an update names replaces what earlier ones said, ``""`` included: the turn merges
+    each update once (minime.turn.merged). ``kind`` is None until an update names one; ACP's
+    default for a call that names none is "other": :attr:`acp_kind` says it, for what shows
+    the call or matches rules on it. ``input``: ``rawInput`` (an empty ``{}`` after a known
+    input keeps it: agents send ``{}`` while they have none). ``content``: the last non-empty
+    content. ``locations``: the files it works on (at most MAX_LOCATIONS, see minime.updates).
+    """
 
     id: str
-    title: str = ""
-    kind: str = "other"
+    title: str | None = None
+    kind: str | None = None
     status: str | None = None
     input: Any = None
     content: list[Any] = msgspec.field(default_factory=list)
     locations: list[ToolCallLocation] | None = None
+
+    @property
+    def acp_kind(self) -> str:
+        """The kind by ACP: the one an update named, else "other" (the protocol's default)."""
+        return self.kind if self.kind is not None else "other"
 
 
 class Event(msgspec.Struct, kw_only=True):

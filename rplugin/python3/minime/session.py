@@ -191,6 +191,8 @@ class Session:
         if turn is not None:
             turn.push(event)
             return
+        if self._replay is not None and event.call is not None:  # a replay's calls: merged alike
+            event.call = self._replay.known_call(event.call)
         receivers = [self._replay_to] if self._replay_to is not None else list(self._subscribers)
         for receiver in receivers:
             try:
@@ -222,7 +224,6 @@ class Session:
         before = turn.calls.get(call.id) if turn is not None else None
         if before is not None:
             return merged(call, before)
-        call.kind = call.kind or "other"  # ACP's default
         if turn is not None and turn.request is not None:
             turn.push(Event(kind="tool_call", call=call))
         return call

@@ -22,17 +22,24 @@ MAX_STREAMED = 1024 * 1024
 _BACKGROUND: set[asyncio.Task[None]] = set()
 
 
+def _said(value: Any, before: Any) -> Any:
+    return value if value is not None else before
+
+
 def merged(call: ToolCall, before: ToolCall) -> ToolCall:
-    """``call`` as an update or a request names it, with what ``before`` said where it says
-    nothing (an empty input counts as nothing: agents send ``rawInput: {}``)."""
+    """``call`` as an update or a request names it over what ``before`` said: each field the
+    update names (not None, ``""`` included) replaces the earlier one. The one merge of a
+    call's updates: events, Session.tool_calls and permission requests carry its result, and
+    the editor shows it as it is. ``rawInput: {}`` and an empty content say nothing (agents
+    send them while they have none, then the real input, or end an edit without its diff)."""
     return ToolCall(
         id=call.id,
-        title=call.title or before.title,
-        kind=call.kind or before.kind or "other",
-        status=call.status or before.status,
+        title=_said(call.title, before.title),
+        kind=_said(call.kind, before.kind),
+        status=_said(call.status, before.status),
         input=call.input if call.input not in (None, {}) else before.input,
         content=call.content or before.content,
-        locations=call.locations if call.locations is not None else before.locations,
+        locations=_said(call.locations, before.locations),
     )
 
 
@@ -105,8 +112,6 @@ class Turn:
         before = self.calls.get(call.id)
         if before is not None:
             call = merged(call, before)
-        elif not call.kind:  # a first tool_call_update that names no kind: ACP's default
-            call.kind = "other"
         self.calls[call.id] = call
         return call
 

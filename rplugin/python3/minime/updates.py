@@ -156,13 +156,12 @@ def tool_locations(locations: Any) -> list[ToolCallLocation] | None:
     return kept
 
 
-def _tool_call(update: Any, kind: str = "other") -> ToolCall:
-    """``kind``: what an update that names none gets ("" for a tool_call_update: keep the
-    call's kind; "other", ACP's default, for a new call or a permission request)."""
+def _tool_call(update: Any) -> ToolCall:
+    """What one update says of its call, None where it says nothing (see ToolCall)."""
     return ToolCall(
         id=update.tool_call_id,
-        title=update.title or "",
-        kind=update.kind or kind,
+        title=update.title,
+        kind=update.kind,
         status=update.status,
         input=update.raw_input,
         content=[_plain(item) for item in update.content or []],
@@ -189,7 +188,7 @@ def to_event(
     if kind == "tool_call":
         return Event(kind="tool_call", call=_tool_call(update))
     if kind == "tool_call_update":
-        call = _tool_call(update, kind="")
+        call = _tool_call(update)
         if update.status in TERMINAL_STATUSES:
             return _result(update, call, earlier, streamed, terminal_text)
         return Event(kind="tool_call", call=call)
@@ -235,7 +234,7 @@ def _result(
     )
 
 
-def tool_call_of(update: Any, kind: str = "other") -> ToolCall:
+def tool_call_of(update: Any) -> ToolCall:
     """The call an update or a permission request names (the handler's seam: it builds a
     permission request's call the way a turn builds its calls)."""
-    return _tool_call(update, kind)
+    return _tool_call(update)

@@ -1,7 +1,7 @@
 --- One batch of the host's events applied to a conversation, in order: each event to the part
---- that draws it (minime.ui.turn's list), a run of text chunks of one message coalesced into one
---- edit, then the window opened or following, and the ends of turns fired (MiniMeTurnDone, a
---- notification when hidden, the statusline). Never throws past an event: failures are
+--- that draws it (minime.ui.turn's list; the host joined a run of chunks of one message into
+--- one event), then the window opened or following, and the ends of turns fired
+--- (MiniMeTurnDone, a notification when hidden, the statusline). Never throws past an event: failures are
 --- `record`ed and the next event starts from what the buffer holds.
 local buffer = require("minime.ui.turn.buffer")
 local conversation = require("minime.ui.turn.conversation")
@@ -108,23 +108,11 @@ function M.apply(t, events, fresh, open)
   local opening, began, restate = fresh, false, false
   local ended = {} -- the ends of turns a later turn of this batch followed
   vim.bo[t.buf].modifiable = true
-  local i, n = 1, #events
-  while i <= n do
-    local ev = events[i]
+  for _, ev in ipairs(events) do
     local kind = type(ev) == "table" and ev.kind or nil
     if kind == "text" or kind == "thinking" or kind == "user" then
-      -- Coalesce a run of chunks of one message into one edit.
-      local parts, id = { str(ev.text) }, ev.message_id
-      while
-        i < n
-        and type(events[i + 1]) == "table"
-        and events[i + 1].kind == kind
-        and events[i + 1].message_id == id
-      do
-        i = i + 1
-        parts[#parts + 1] = str(events[i].text)
-      end
-      run(t, document.add_text, kind, table.concat(parts), id)
+      -- One edit per event: the host joined a run of chunks of one message (render.Renderer).
+      run(t, document.add_text, kind, str(ev.text), ev.message_id)
     elseif handlers[kind] then
       if kind == "begin" then
         if t.done then -- a queued ask begins in the batch its turn ended in: both ends count
@@ -142,7 +130,6 @@ function M.apply(t, events, fresh, open)
     else
       M.record(("unknown event kind %q"):format(str(kind)))
     end
-    i = i + 1
   end
   vim.bo[t.buf].modifiable = false
   queued.draw(t) -- under the end, wherever it is now

@@ -171,6 +171,12 @@ local function set_body(t, tool, part, lines)
   end
 end
 
+--- What a tool line says of a call no update titled.
+---@param id string
+local function untitled(id)
+  return id ~= "" and printable.line(id) or "tool"
+end
+
 ---@param t minime.turn.Turn
 ---@param id string
 ---@return minime.turn.Tool tool, integer? row of a new header, nil for an existing tool
@@ -181,7 +187,7 @@ local function get_tool(t, id)
   end
   tool = {
     id = id,
-    title = id ~= "" and printable.line(id) or "tool",
+    title = untitled(id),
     status = "pending",
     hlen = 0,
     input_n = 0,
@@ -241,12 +247,10 @@ end
 local function on_tool(t, ev, result)
   local tool, new_row = get_tool(t, str(ev.id))
   if not result then
-    if present(ev.title) then
-      tool.title = clip(printable.line(ev.title, math.huge))
-    end
-    if present(ev.tool_kind) then
-      tool.kind = printable.line(ev.tool_kind, 40)
-    end
+    -- The call as the host's library merged its updates: shown as it is (no title: its id).
+    tool.title = present(ev.title) and clip(printable.line(ev.title, math.huge))
+      or untitled(tool.id)
+    tool.kind = present(ev.tool_kind) and printable.line(ev.tool_kind, 40) or nil
   end
   if present(ev.status) then
     tool.status = printable.line(ev.status, 40)

@@ -54,10 +54,11 @@ class User(LuaEvent, tag="user"):
 
 
 class ToolCallShown(LuaEvent, tag="tool_call"):
-    """A tool line, inserted or updated by ``id`` (an empty title or kind: as before)."""
+    """A tool line, inserted or updated by ``id``: the call as the library merged its updates
+    so far (minime.ToolCall), shown as it is; no title (or ""): the line shows its id."""
 
     id: str
-    title: str
+    title: str | None = None
     tool_kind: str | None = None
     status: str | None = None
     input: Any = None

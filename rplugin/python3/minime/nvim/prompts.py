@@ -47,18 +47,19 @@ class Prompts:
         """``agent``: (definition name, label) of the agent asking: the float's words for what
         each of its options reaches come from its definition (lua/minime/agents/)."""
         call = request.tool_call
+        title = call.title or ""  # a request's call may name none (ACP: a ToolCallUpdate)
         note = self._conversation.notice
         rules = self._settings.setup.permission_rules
-        match, skipped = permission_rules.first_match(rules, call.title, call.kind)
+        match, skipped = permission_rules.first_match(rules, title, call.acp_kind)
         if match is not None:
             verb = "allowed" if match.decision == "allow" else "rejected"
-            log.info("permission rule %r answered %s for %r", match.pattern, verb, call.title)
-            note(cwd, f"permission {call.title!r}: {verb} by rule {match.pattern!r}")
+            log.info("permission rule %r answered %s for %r", match.pattern, verb, title)
+            note(cwd, f"permission {title!r}: {verb} by rule {match.pattern!r}")
             return permissions.ALLOW if match.decision == "allow" else permissions.REJECT
         key = exact_request(request.session_id, call)
         remembered = self._remembered.get(key)
         if remembered is not None:
-            note(cwd, f"permission {call.title!r}: allowed again (you pressed `a` for it)")
+            note(cwd, f"permission {title!r}: allowed again (you pressed `a` for it)")
             return permissions.choose(remembered)
 
         def prompt(prompt_id: int) -> PermissionPrompt:
@@ -69,8 +70,8 @@ class Prompts:
                 agent_label=clean(agent[1]),
                 session_id=request.session_id,
                 call_id=clean(call.id),
-                title=clean(call.title),
-                tool_kind=call.kind,
+                title=clean(title),
+                tool_kind=call.acp_kind,
                 input=clean_all(call.input),
                 content=clean_all(call.content),
                 locations=[clean(location.path) for location in call.locations or ()],
@@ -88,7 +89,7 @@ class Prompts:
         answer = await self._asks.ask(prompt)
         if answer.reason == "timeout":
             waited = f"{answer.waited:g} s" if answer.waited else "the time allowed"
-            note(cwd, f"permission {call.title!r}: rejected, no answer within {waited}")
+            note(cwd, f"permission {title!r}: rejected, no answer within {waited}")
         if answer.option_id is None:
             return permissions.REJECT
         if answer.remember:
@@ -109,4 +110,4 @@ def exact_request(session_id: str, call: ToolCall) -> tuple[str, str, str, bytes
         what = msgspec.json.encode({"input": call.input, "content": call.content}, order="sorted")
     except (TypeError, ValueError, OverflowError, RecursionError):
         what = repr((call.input, call.content)).encode()  # e.g. an integer beyond 64 bits
-    return (session_id, call.kind or "", call.title, what)
+    return (session_id, call.acp_kind, call.title or "", what)

@@ -51,12 +51,12 @@ def to_lua(event: Event) -> LuaEvent:
 
 
 def _to_lua(event: Event) -> LuaEvent:
-    if event.kind in ("tool_call", "tool_update") and event.call is not None:  # Lua upserts
-        call = event.call
+    if event.kind in ("tool_call", "tool_update") and event.call is not None:
+        call = event.call  # as the turn merged its updates: Lua shows it as it is
         return events.ToolCallShown(
             id=clean(call.id),
-            title=clean(call.title),
-            tool_kind=_text_or_none(call.kind),
+            title=_text_or_none(call.title),
+            tool_kind=clean(call.acp_kind),
             status=_text_or_none(call.status),
             input=clean_all(call.input, 1),  # depth: the event's own field
             diffs=_diffs(call.content),
