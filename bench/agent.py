@@ -28,7 +28,9 @@ permission. The prompt's text is one command:
                                      the last one was written.
 ``say TEXT``                         one text chunk.
 
-Timings go to the file OUT as JSON ``{"ns": [...], "last": <last answer>}`` (rt/tool) or
+Timings go to the file OUT as JSON ``{"ns": [...], "starts": [...], "last": <last answer>}``
+(rt/tool/mmtool: each call's time and when its request went out, ``time.perf_counter_ns()``,
+CLOCK_MONOTONIC as ``vim.uv.hrtime()``) or
 ``{"last_sent_ns": ..., "first_sent_ns": ...}`` (chunks); the answer text is ``done``.
 """
 
@@ -119,7 +121,7 @@ class BenchAgent:
 
     async def mm_call(self, sid: str, name: str, method: str, params: dict[str, Any]) -> Any:
         """One client-tool call as mm reports it around the request (scripted_mm/calls.py);
-        returns the answer and the request's time (ns): request out -> answer in."""
+        returns the answer, when the request went out and its time (ns): out -> answer in."""
         self.call_counter += 1
         call_id = f"call_{self.call_counter}"
         args = {k: v for k, v in params.items() if k != "_meta"}
@@ -151,7 +153,7 @@ class BenchAgent:
                 "content": [{"type": "content", "content": {"type": "text", "text": read}}],
             },
         )
-        return answer, took
+        return answer, start, took
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> dict[str, Any]:
         text = "".join(getattr(block, "text", "") or "" for block in prompt).strip()
@@ -177,12 +179,13 @@ class BenchAgent:
             if not method:
                 raise RuntimeError(f"no tool {name!r} in this session")
             params = {**args, "_meta": {SESSION_META: session_id}}
-            last, times = None, []
+            last, times, starts = None, [], []
             for i in range(warmup + n):
-                last, took = await self.mm_call(session_id, name, method, params)
+                last, start, took = await self.mm_call(session_id, name, method, params)
                 if i >= warmup:
                     times.append(took)
-            write_json(out, {"ns": times, "last": last})
+                    starts.append(start)
+            write_json(out, {"ns": times, "starts": starts, "last": last})
         elif command in ("rt", "tool"):
             parts = rest.split(" ", 4)
             target, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
@@ -198,12 +201,13 @@ class BenchAgent:
             last = None
             for _i in range(warmup):
                 last = await send(method, params)
-            times = []
+            times, starts = [], []
             for _i in range(n):
                 start = clock()
                 last = await send(method, params)
                 times.append(clock() - start)
-            write_json(out, {"ns": times, "last": last})
+                starts.append(start)
+            write_json(out, {"ns": times, "starts": starts, "last": last})
         elif command == "chunks":
             n, size, out = rest.split(" ", 2)
             chunks = chunks_text(int(n), int(size))

@@ -127,17 +127,23 @@ SCENARIOS = [
 ]
 
 
+def prepare_files(work: Path, size: int) -> list[str]:
+    """The files of the open_buffers scenario of ``size`` buffers (written again if there)."""
+    folder = work / f"ob{size}"
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for i in range(size):
+        path = folder / f"file{i:04d}.py"
+        path.write_text("".join(f"line {j} of file {i}\n" for j in range(20)))
+        paths.append(str(path))
+    return paths
+
+
 def prepare(nvim: Any, work: Path, sc: Scenario) -> None:
     """Fresh editor state for one scenario: only its buffers are open."""
     nvim.exec_lua("_G.bench_clear()")
     if sc.tool == "open_buffers":
-        folder = work / f"ob{sc.size}"
-        folder.mkdir(exist_ok=True)
-        paths = []
-        for i in range(sc.size):
-            path = folder / f"file{i:04d}.py"
-            path.write_text("".join(f"line {j} of file {i}\n" for j in range(20)))
-            paths.append(str(path))
+        paths = prepare_files(work, sc.size)
         count = nvim.exec_lua("return _G.bench_open(...)", paths)
         assert count == sc.size, count
     elif sc.tool == "read_buffer":

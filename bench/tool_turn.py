@@ -44,7 +44,7 @@ from _common import (
     ui_attached,
     wait_file,
 )
-from editor_tools import EXTRA_INIT, Scenario, first_ask, prepare, run_raw
+from editor_tools import EXTRA_INIT, Scenario, first_ask, prepare, prepare_files, run_raw
 
 BENCH = "tool_turn"
 SIZES = {100: 120, 1000: 60}  # buffers: calls per figure (two halves)
@@ -52,6 +52,7 @@ WARMUP = 5
 TARGET_RATIO_100 = 1.5
 TARGET_SLACK_MS = 0.5
 TARGET_1000_MS = 10.0
+SETTLED_S = 2.5  # scope.lua's SETTLED_SECONDS (2) and a margin
 
 
 @contextlib.contextmanager
@@ -138,16 +139,27 @@ def float_open(nvim: Any) -> bool:
     )
 
 
+def files_made(work: Path) -> float:
+    """The buffers' files, made before the editor starts (prepare writes them again, which
+    changes no directory): open_buffers trusts a directory's stamp once it is SETTLED_S old
+    (lua/minime/editor/scope.lua), as a user's files are, not files made a second ago."""
+    for size in SIZES:
+        prepare_files(work, size)
+    return time.monotonic() + SETTLED_S
+
+
 def section(ui: bool) -> None:
     suffix = "_ui" if ui else ""
     with tempfile.TemporaryDirectory(prefix="minime-bench-toolturn-") as tmp:
         work = Path(os.path.realpath(tmp))
+        settled = files_made(work)
         with editor(work, ui) as nvim:
             turns = Turns(nvim, work)
             turns.done += 1
             first_ask(nvim)
             if not float_open(nvim):
                 raise RuntimeError("the conversation float is not open")
+            time.sleep(max(0.0, settled - time.monotonic()))
             for size, n in SIZES.items():
                 sc = Scenario("open_buffers", size, "buffers", n, WARMUP)
                 prepare(nvim, work, sc)

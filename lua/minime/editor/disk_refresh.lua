@@ -10,15 +10,19 @@
 local paths = require("minime.editor.paths")
 
 local api = vim.api
+local getbufvar = vim.fn.getbufvar
 
 local M = {}
 
 M.DELAY_MS = 100 -- a burst of tool results (and the turn's end) is one refresh
--- A refresh stats every buffer under the cwd on the main loop (~40 ms at 1,000 buffers), where
+-- A refresh stats every buffer under the cwd on the main loop (~6 ms at 1,000 buffers), where
 -- the editor tools run too: while the agent calls them (one within QUIET_MS), it waits for a
--- pause, at most MAX_QUIET_WAIT_MS, so that it does not sit in front of their answers.
+-- pause, at most MAX_QUIET_WAIT_MS, so that it does not sit in front of their answers; and it
+-- checks SLICE buffers per turn of the main loop, so that a call coming while it runs waits
+-- for one slice (well under a millisecond), not for all of them.
 M.QUIET_MS = 50
 M.MAX_QUIET_WAIT_MS = 1000
+M.SLICE = 64
 
 local scheduled = {} ---@type table<string, boolean>
 
@@ -36,7 +40,8 @@ local function buffers_under(cwd, root)
     prefixes[#prefixes + 1] = dir == "/" and "/" or dir:gsub("/+$", "") .. "/"
   end
   for _, buf in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+    -- getbufvar: vim.bo[buf] costs ~7 us a buffer at 1,000 buffers, getbufvar ~0.6 us.
+    if api.nvim_buf_is_loaded(buf) and getbufvar(buf, "&buftype") == "" then
       local name = api.nvim_buf_get_name(buf)
       for _, prefix in ipairs(prefixes) do
         if #name > #prefix and name:sub(1, #prefix) == prefix then
@@ -56,17 +61,10 @@ local function can_check()
   return not mode.blocking and not mode.mode:match("^[cr]")
 end
 
---- Check the buffers under `cwd` now; returns the relative names left as they were although
---- their files changed (unsaved edits, 'noautoread', or the file deleted).
----@param cwd string
----@return string[]
-function M.refresh(cwd)
-  local root = paths.realpath(cwd)
-  if not root then
-    return {}
-  end
-  local mine = buffers_under(cwd, root)
-  local kept = {}
+-- `:checktime` the buffers `bufs[first..last]` of `mine`, the names of those left as they
+-- were although their files changed added to `kept`. Our FileChangedShell autocmd exists only
+-- while these run: a check of other buffers (the user's focus) is Vim's as always.
+local function check(mine, bufs, first, last, kept)
   local group = api.nvim_create_augroup("minime_disk_refresh", { clear = true })
   api.nvim_create_autocmd("FileChangedShell", {
     group = group,
@@ -84,12 +82,64 @@ function M.refresh(cwd)
       end
     end,
   })
-  for buf in pairs(mine) do
-    pcall(vim.cmd, "checktime " .. buf)
+  for i = first, math.min(last, #bufs) do
+    pcall(vim.cmd, "checktime " .. bufs[i])
   end
   api.nvim_del_augroup_by_id(group)
+end
+
+-- The buffers under `cwd` to check, in buffer number order, and their names; nil when the
+-- cwd cannot be resolved.
+local function targets(cwd)
+  local root = paths.realpath(cwd)
+  if not root then
+    return nil
+  end
+  local mine = buffers_under(cwd, root)
+  local bufs = vim.tbl_keys(mine)
+  table.sort(bufs)
+  return mine, bufs
+end
+
+--- Check the buffers under `cwd` now; returns the relative names left as they were although
+--- their files changed (unsaved edits, 'noautoread', or the file deleted).
+---@param cwd string
+---@return string[]
+function M.refresh(cwd)
+  local mine, bufs = targets(cwd)
+  if not mine then
+    return {}
+  end
+  local kept = {}
+  check(mine, bufs, 1, #bufs, kept)
   table.sort(kept)
   return kept
+end
+
+-- The same, M.SLICE buffers per turn of the main loop; `done(kept)` at the end.
+local function refresh_sliced(cwd, done)
+  local mine, bufs = targets(cwd)
+  if not mine then
+    return done({})
+  end
+  local kept = {}
+  local function from(first)
+    if not can_check() then
+      return vim.defer_fn(function()
+        from(first)
+      end, M.DELAY_MS)
+    end
+    local last = first + math.max(M.SLICE, 1) - 1
+    check(mine, bufs, first, last, kept)
+    if last < #bufs then
+      return vim.schedule(function()
+        from(last + 1)
+      end)
+    end
+    table.sort(kept)
+    done(kept)
+  end
+  from(1)
 end
 
 --- Refresh the buffers under `cwd` in a moment (once for a burst of calls).
@@ -113,11 +163,12 @@ function M.soon(cwd)
       return
     end
     scheduled[cwd], M.waited[cwd] = nil, nil
-    local kept = M.refresh(cwd)
-    if #kept > 0 then
-      -- The host says it in the conversation (its one writer), after what it has sent.
-      pcall(require("minime.host").notify, "disk_kept", { cwd = cwd, files = kept })
-    end
+    refresh_sliced(cwd, function(kept)
+      if #kept > 0 then
+        -- The host says it in the conversation (its one writer), after what it has sent.
+        pcall(require("minime.host").notify, "disk_kept", { cwd = cwd, files = kept })
+      end
+    end)
   end
   vim.defer_fn(run, M.DELAY_MS)
 end

