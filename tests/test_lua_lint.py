@@ -59,6 +59,6 @@ def test_every_ctx_field_a_tool_reads_is_set_somewhere():
             set_fields.update(CTX_SET.findall(code))
             for field in CTX_READ.findall(code):
                 reads.setdefault(field, f"{path.relative_to(ROOT)}:{number}")
-    assert {"cwd", "deny", "json", "selection"} <= set(reads), reads  # the scan sees reads
+    assert {"cwd", "deny", "selection"} <= set(reads), reads  # the scan sees reads
     unset = {field: where for field, where in reads.items() if field not in set_fields}
     assert not unset, f"ctx fields read but set nowhere: {unset}"
