@@ -48,3 +48,25 @@ def test_checkhealth_names_the_missing_packages_and_blames_nothing_else(bare: Ed
         assert name in errors[0], errors
     assert len(errors) == 1, "one error: the packages the Python lacks"
     assert "live check" not in report and "agent file" not in report.split("minime: agent")[1]
+
+
+def test_a_traceback_line_split_across_stderr_chunks_is_read_whole(tmp_path: Path) -> None:
+    """A job's stderr comes in chunks that split lines anywhere: the line that names the
+    missing package is read whole (it was read as two, "ModuleNotFound" and "Error: No
+    module named ...", and the ask said "the Python host stopped" instead — a race that failed
+    the test above about once in three runs)."""
+    python = tmp_path / "python-split"
+    python.write_text(
+        "#!/bin/sh\n"
+        "printf 'Traceback (most recent call last):\\nModuleNotFound' >&2\n"
+        "sleep 0.3\n"
+        "printf \"Error: No module named 'pynvim.api'\\n\" >&2\n"
+        "exit 1\n"
+    )
+    python.chmod(0o755)
+    with editor(tmp_path, python=str(python)) as ed:
+        ed.nvim.command("MiniMeAsk hello")
+        note = ed.wait_note("MiniMeInstall")
+        assert note == f"minime: {python} lacks the Python package pynvim: run :MiniMeInstall"
+        stderr = ed.lua("return require('minime.host').stderr")
+        assert stderr[-1] == "ModuleNotFoundError: No module named 'pynvim.api'", stderr

@@ -48,14 +48,31 @@ local function stopped_why(python, code)
     false
 end
 
-local function push_stderr(data)
-  for _, line in ipairs(data or {}) do
-    if line ~= "" then
-      table.insert(M.stderr, line)
-      if #M.stderr > 500 then
-        table.remove(M.stderr, 1)
-      end
+-- The end of the host's stderr not yet ended by a newline: a job's output comes in chunks that
+-- split lines anywhere (`ModuleNotFoundError`, `: `, `No module named ...`), each chunk's first
+-- item continuing the last one's (:h channel-lines).
+local partial = ""
+
+local function add_stderr_line(line)
+  if line ~= "" then
+    table.insert(M.stderr, line)
+    if #M.stderr > 500 then
+      table.remove(M.stderr, 1)
     end
+  end
+end
+
+local function push_stderr(data)
+  data = data or {}
+  if #data == 1 and data[1] == "" then -- the end of the stream
+    add_stderr_line(partial)
+    partial = ""
+    return
+  end
+  data[1] = partial .. (data[1] or "")
+  partial = table.remove(data) or ""
+  for _, line in ipairs(data) do
+    add_stderr_line(line)
   end
 end
 
@@ -120,6 +137,7 @@ function M.start()
     return M.chan
   end
   local python = M.python()
+  partial = ""
   local ok, chan = pcall(vim.fn.jobstart, { python, "-m", "minime.nvim" }, {
     rpc = true,
     env = M.env(),
@@ -128,6 +146,7 @@ function M.start()
     end,
     on_exit = function(_, code)
       M.chan = nil
+      push_stderr({ "" }) -- a last line the stream's end did not end yet
       end_orphans()
       if not M.stopping and not said_dead then
         said_dead = true
