@@ -46,11 +46,19 @@ local GC_STEP_KIB = 32
 -- KiB owed to the collector for the parses done.
 local gc_debt = 0
 
+-- Steps more, once the debt is paid, until the collector's cycle ends: the parses' garbage is
+-- only freed at a cycle's end, which a big heap may not reach within the debt (bounded).
+local GC_FINISH_STEPS = 64
+local gc_finish = 0
+
 local function pay_gc()
   if gc_debt > 0 then
     local kib = math.min(gc_debt, GC_STEP_KIB)
     gc_debt = gc_debt - kib
-    collectgarbage("step", kib)
+    local ended = collectgarbage("step", kib)
+    gc_finish = (gc_debt == 0 and not ended) and GC_FINISH_STEPS or 0
+  elseif gc_finish > 0 then
+    gc_finish = collectgarbage("step", GC_STEP_KIB) and 0 or gc_finish - 1
   end
 end
 
@@ -237,7 +245,9 @@ end
 --- Run the worker again soon (after what the editor has waiting), if there is work.
 resume = function()
   local job = jobs[1]
-  if not ticking and (job and job.state ~= "parsing" or not job and gc_debt > 0) then
+  if
+    not ticking and (job and job.state ~= "parsing" or not job and (gc_debt > 0 or gc_finish > 0))
+  then
     ticking = true
     vim.schedule(tick)
   end
