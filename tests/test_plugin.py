@@ -364,10 +364,9 @@ def test_a_section_that_is_not_a_table_is_said_and_keeps_its_defaults() -> None:
         notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
         assert any("`window` must be a table" in n for n in notes), notes
         nvim.exec_lua(TURN_BEGIN)
-        # The default width (the harness pins the float layout: 0.4 of the columns its border
-        # leaves).
-        usable = nvim.exec_lua("return select(1, require('minime.ui.window').area())")
-        assert nvim.exec_lua(FLOAT_WIDTH) == int(usable * 0.4)
+        # The defaults, not the harness's float (it pins no layout in a window that is not a
+        # table): the panel at its default width.
+        assert nvim.exec_lua(FLOAT_WIDTH) == int(nvim.exec_lua("return vim.o.columns") * 0.4)
         assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
         nvim.exec_lua("require('minime').setup('big')")  # not even a table: said, no traceback
         notes = [n["msg"] for n in nvim.exec_lua("return _G.notes")]
