@@ -10,13 +10,9 @@
 ---   pasted_image.file("clipboard-1.png")          -- {path, mime_type} of a pasted one, or nil
 local M = {}
 
--- The clipboard's image types, preferred first, and the extension each is kept with.
-local TYPES = {
-  { mime = "image/png", ext = "png" },
-  { mime = "image/jpeg", ext = "jpg" },
-  { mime = "image/gif", ext = "gif" },
-  { mime = "image/webp", ext = "webp" },
-}
+-- The extensions a pasted image is kept with, preferred first; their types are the mentions'
+-- (minime.editor.mentions.IMAGE_TYPES: what an `image` block may carry).
+local PREFERRED = { "png", "jpg", "gif", "webp" }
 local TIMEOUT_MS = 5000
 
 ---@type table<string, {path: string, mime_type: string}> token's path ("clipboard-1.png") -> file
@@ -111,9 +107,10 @@ function M.paste(done)
       offered[vim.trim(line)] = true
     end
     local kind
-    for _, t in ipairs(TYPES) do
-      if offered[t.mime] then
-        kind = t
+    local types = require("minime.editor.mentions").IMAGE_TYPES
+    for _, ext in ipairs(PREFERRED) do
+      if offered[types[ext]] then
+        kind = { mime = types[ext], ext = ext }
         break
       end
     end
