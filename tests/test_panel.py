@@ -258,3 +258,45 @@ def test_the_code_block_under_a_line(lines: list[str], row: int, want: Any) -> N
             row,
         )
     assert got == want
+
+
+# The panel's column filled with windows of one line each (the user's splits, each without a
+# 'winbar': no line to spare for one), the panel among them.
+SQUEEZE = """
+vim.o.eventignore = 'WinResized'
+for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do vim.wo[w].winbar = '' end
+for _ = 1, 12 do
+  if not pcall(vim.cmd, 'split') then break end
+end
+vim.o.eventignore = ''
+"""
+
+
+def test_a_panel_squeezed_to_one_line_keeps_quiet_and_its_title(ed: Editor) -> None:
+    """A window of one line in a column with no line to spare has no room for a 'winbar'
+    (E36, which reached the user on the panel's next title: the seeded sequence 4159672273).
+    The title moves into the 'statusline' while the panel is that short, and back into the
+    'winbar' when it grows."""
+    ed.turn("hello")
+    win = panel_win(ed)
+    assert win is not None
+    ed.nvim.command(f"call win_gotoid({win})")
+    ed.nvim.command("set lines=9")
+    ed.lua(SQUEEZE)
+    ed.lua("vim.v.errmsg = ''")
+    ed.turn("again")
+    assert ed.lua("return vim.v.errmsg") == ""
+    assert ed.lua("return vim.wo[...].winbar", win) == ""
+    status = ed.lua("return vim.wo[...].statusline", win)
+    assert ed.lua("return vim.api.nvim_win_get_height(...)", win) == 1
+    assert status.startswith("done") and "│ i reply" in status, status
+    ed.nvim.command("set lines=40")
+    ed.lua(
+        "for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+        " if w ~= ... and vim.api.nvim_win_get_buf(w) == vim.api.nvim_win_get_buf(...) then"
+        " vim.api.nvim_win_close(w, false) end end",
+        win,
+    )
+    assert ed.lua("return vim.v.errmsg") == ""
+    assert "done" in ed.lua("return vim.wo[...].winbar", win)
+    assert "done" not in ed.lua("return vim.wo[...].statusline", win)

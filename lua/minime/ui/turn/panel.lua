@@ -56,17 +56,35 @@ local function literal(s)
   return (s:gsub("%%", "%%%%"))
 end
 
+--- Whether `win` can show a 'winbar' without asking its column for a line: it shows one
+--- already, or has a line of its own for it. A window of one line in a column with none to
+--- spare has no room (setting 'winbar' there is E36, even under :silent!, in v:errmsg).
+---@param win integer
+---@return boolean
+local function room_for_winbar(win)
+  return api.nvim_win_get_height(win) > 1 or vim.fn.getwininfo(win)[1].winbar == 1
+end
+
 --- Say `title` in the panel's 'winbar' and `footer` in its 'statusline', each cut at its
 --- end to the panel's width (Neovim would cut the start): the state (the title's first
---- word) and the queued count (the footer's) stay.
+--- word) and the queued count (the footer's) stay. A panel squeezed to one line says both
+--- in its 'statusline' (the title's half first) until it grows again.
 ---@param win integer
 ---@param title string
 ---@param footer string
 function M.restate(win, title, footer)
   local fit, width = require("minime.ui.say").fit, api.nvim_win_get_width(win)
   local wo = vim.wo[win][0]
-  wo.winbar = "%#MiniMeTitle#" .. literal(fit(vim.trim(title), width))
-  wo.statusline = literal(fit(vim.trim(footer), width))
+  title, footer = vim.trim(title), vim.trim(footer)
+  if room_for_winbar(win) then
+    wo.winbar = "%#MiniMeTitle#" .. literal(fit(title, width))
+    wo.statusline = literal(fit(footer, width))
+  else
+    wo.winbar = ""
+    local half = math.floor(width / 2)
+    wo.statusline =
+      literal(fit(title, half) .. " │ " .. fit(footer, math.max(width - half - 3, 1)))
+  end
 end
 
 --- Open the panel on `buf` at the editor's right (entered if `enter`). nil where there is no
