@@ -1,8 +1,9 @@
-"""An image pasted from the system clipboard into the input float (<M-v>), end to end: a real
-X server (Xvfb), a real clipboard owner and reader (xclip), a real Neovim, its Python host and
+"""An image pasted from the system clipboard into the input float (<M-v>), end to end, on each
+real clipboard (tests/helpers/clipboards.py): an X server (Xvfb) with xclip, and a Wayland
+compositor (headless sway) with wl-clipboard; a real Neovim, its Python host and
 tests/agents/prompt_agent.py, which records each prompt's content blocks as they crossed the
-wire. Skipped where Xvfb or xclip is not installed (scripts/setup installs both as root); the
-test without a clipboard tool needs neither."""
+wire. A clipboard whose programs are not installed is skipped (scripts/setup installs them as
+root); the test without a clipboard tool needs none."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import base64
 import contextlib
 import json
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import clipboards
+from helpers.clipboards import Clipboard
 from nvim_harness import wait_for
 from plugin_harness import Editor, editor_with
 
@@ -27,92 +28,50 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
 
-needs_x = pytest.mark.skipif(
-    not (shutil.which("Xvfb") and shutil.which("xclip")),
-    reason="needs Xvfb and xclip (scripts/setup installs them as root)",
-)
+BACKENDS = {
+    "x11": (clipboards.x11, clipboards.has_x11, "Xvfb and xclip"),
+    "wayland": (clipboards.wayland, clipboards.has_wayland, "sway and wl-clipboard"),
+}
 
 
-@pytest.fixture(scope="module")
-def display() -> Iterator[str]:
-    """A private X server's display (":N"), for the whole module."""
-    read, write = os.pipe()
-    server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", "320x240x24"],
-        pass_fds=(write,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write)
-    try:
-        number = b""
-        while not number.endswith(b"\n"):
-            chunk = os.read(read, 16)
-            assert chunk, "Xvfb ended before it named its display"
-            number += chunk
-        yield ":" + number.decode().strip()
-    finally:
-        os.close(read)
-        server.kill()
-        server.wait()
-
-
-@contextlib.contextmanager
-def clipboard(display: str, data: bytes, mime: str) -> Iterator[None]:
-    """xclip owns the clipboard with ``data`` as ``mime`` (in the foreground: ended after)."""
-    env = {**os.environ, "DISPLAY": display}
-    owner = subprocess.Popen(
-        ["xclip", "-quiet", "-selection", "clipboard", "-t", mime, "-i"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    assert owner.stdin is not None
-    owner.stdin.write(data)
-    owner.stdin.close()
-
-    def offered() -> bool:
-        targets = ["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"]
-        listed = subprocess.run(targets, env=env, capture_output=True, timeout=5, check=False)
-        return mime.encode() in listed.stdout
-
-    try:
-        wait_for(offered, 10, message=f"xclip to offer {mime}")
-        yield
-    finally:
-        owner.kill()
-        owner.wait()
+@pytest.fixture(scope="module", params=sorted(BACKENDS))
+def clip(request: pytest.FixtureRequest) -> Iterator[Clipboard]:
+    """A real system clipboard, each kind for the whole module (skipped where its programs are
+    not installed: scripts/setup installs them as root)."""
+    start, installed, needs = BACKENDS[request.param]
+    if not installed():
+        pytest.skip(f"needs {needs} (scripts/setup installs them as root)")
+    with start() as board:
+        yield board
 
 
 @contextlib.contextmanager
 def prompt_editor(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    display: str | None,
+    board: Clipboard | None,
     caps: str,
-    clip: tuple[bytes, str] = (PNG, "image/png"),
+    held: tuple[bytes, str] = (PNG, "image/png"),
 ) -> Iterator[tuple[Editor, Path]]:
-    """A Neovim on ``display`` (none: no clipboard at all) whose clipboard holds ``clip`` (its
+    """A Neovim reaching ``board`` (none: no clipboard at all) while it holds ``held`` (its
     bytes, its type), asking prompt_agent.py with promptCapabilities ``caps``."""
     with contextlib.ExitStack() as stack:
-        if display:
-            stack.enter_context(clipboard(display, *clip))
-        yield stack.enter_context(agent_editor(tmp_path, monkeypatch, display, caps))
+        if board:
+            stack.enter_context(board.hold(*held))
+        yield stack.enter_context(agent_editor(tmp_path, monkeypatch, board, caps))
 
 
 @contextlib.contextmanager
 def agent_editor(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str | None, caps: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, board: Clipboard | None, caps: str
 ) -> Iterator[tuple[Editor, Path]]:
     cwd = tmp_path / "project"
     cwd.mkdir()
     trace = tmp_path / "prompts.jsonl"
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    if display:
-        monkeypatch.setenv("DISPLAY", display)  # the child Neovim inherits it
-    else:
-        monkeypatch.delenv("DISPLAY", raising=False)
+    for name in clipboards.VARIABLES:  # the child Neovim inherits the test's environment
+        monkeypatch.delenv(name, raising=False)
+    for name, value in (board.env if board else {}).items():
+        monkeypatch.setenv(name, value)
     agent = {"cmd": [sys.executable, str(AGENT), str(trace), caps], "label": "prompt-agent"}
     with editor_with(cwd, {"agent": agent}, timeout=30.0) as ed:
         yield ed, trace
@@ -149,13 +108,12 @@ def paste_and_send(ed: Editor, trace: Path, typed: str) -> tuple[str, list[dict[
     return text, json.loads(lines.splitlines()[-1])
 
 
-@needs_x
 @pytest.mark.parametrize("takes_images", [True, False])
 def test_a_pasted_image_is_kept_outside_the_cwd_and_sent_where_the_agent_takes_images(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str, takes_images: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clip: Clipboard, takes_images: bool
 ) -> None:
     caps = "embeddedContext,image" if takes_images else "embeddedContext"
-    with prompt_editor(tmp_path, monkeypatch, display, caps) as (ed, trace):
+    with prompt_editor(tmp_path, monkeypatch, clip, caps) as (ed, trace):
         text, blocks = paste_and_send(ed, trace, "what is this")
         if takes_images:
             ed.wait_text("📎 clipboard-1.png (image)")
@@ -183,12 +141,11 @@ def test_a_pasted_image_is_kept_outside_the_cwd_and_sent_where_the_agent_takes_i
     assert left == [], "the temporary file is deleted when Neovim quits"
 
 
-@needs_x
 def test_a_clipboard_without_an_image_says_so_and_changes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, display: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clip: Clipboard
 ) -> None:
-    text_only = (b"just text", "UTF8_STRING")
-    with prompt_editor(tmp_path, monkeypatch, display, "image", text_only) as (ed, _):
+    text_only = (b"just text", "UTF8_STRING" if clip.name == "x11" else "text/plain")
+    with prompt_editor(tmp_path, monkeypatch, clip, "image", text_only) as (ed, _):
         win = open_input(ed)
         ed.nvim.input("hello<M-v>")
         note = ed.wait_note("clipboard")
