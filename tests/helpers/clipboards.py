@@ -68,23 +68,37 @@ def x11() -> Iterator[Clipboard]:
         @contextlib.contextmanager
         def hold(data: bytes, mime: str) -> Iterator[None]:
             child_env = {**os.environ, **env}
-            owner = subprocess.Popen(
-                ["xclip", "-quiet", "-selection", "clipboard", "-t", mime, "-i"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=child_env,
-            )
-            assert owner.stdin is not None
-            owner.stdin.write(data)
-            owner.stdin.close()
+            owners: list[subprocess.Popen[bytes]] = []
+
+            def own() -> None:
+                owner = subprocess.Popen(
+                    ["xclip", "-quiet", "-selection", "clipboard", "-t", mime, "-i"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    env=child_env,
+                )
+                assert owner.stdin is not None
+                owner.stdin.write(data)
+                owner.stdin.close()
+                owners.append(owner)
+
+            def offered() -> bool:
+                if owners[-1].poll() is not None:  # xclip lost the selection or never got it
+                    own()
+                return _offers(targets, child_env, mime)
+
             targets = ["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"]
+            own()
             try:
-                wait_for(lambda: _offers(targets, child_env, mime), 10, message="xclip's offer")
+                wait_for(offered, 10, message="xclip's offer")
                 yield
             finally:
-                owner.kill()
-                owner.wait()
+                for owner in owners:
+                    owner.kill()
+                    owner.wait()
+                    if owner.stderr:
+                        owner.stderr.close()
 
         yield Clipboard("x11", env, hold)
     finally:
