@@ -14,6 +14,7 @@ from .errors import Busy, Error
 from .live_terminals import LiveTerminals
 from .model import AvailableCommand, ConfigOption, Event, Result, SessionModes, ToolCall
 from .session_state import SessionState, state_event
+from .sink import SessionClient
 from .terminals import Terminal, Terminals
 from .transport import STOP_REASON_META
 from .turn import Prompt, Turn, TurnHooks, TurnStream, merged
@@ -35,7 +36,7 @@ class Session:
         session_id: str,
         cwd: str,
         *,
-        client: Any = None,
+        client: SessionClient,
         terminals: Terminals | None = None,
         cancel_timeout: float = 30.0,
     ) -> None:
@@ -50,6 +51,7 @@ class Session:
         self._subscribers: list[Subscriber] = []
         self._replay_to: Subscriber | None = None  # a session/load's replay, until its answer
         self._turn: Turn | None = None
+        self._abandoned: Turn | None = None  # _turn, when its stream let go of it (still ending)
         self._ending: Turn | None = None
         # Tool call ids of the turns before the running one: a late update for one of them
         # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
@@ -59,6 +61,7 @@ class Session:
         self._turn_hooks = TurnHooks(
             begin=self._begin,
             release=self._release,
+            abandon=self._abandon,
             cancel=self._cancel_turn,
             cancel_timeout=cancel_timeout,
         )
@@ -66,7 +69,7 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        return self._turn is not None and not self._turn.abandoned
+        return self._turn is not None and self._turn is not self._abandoned
 
     @property
     def agent_name(self) -> str:
@@ -96,10 +99,6 @@ class Session:
     def commands(self) -> list[AvailableCommand]:
         return self._state.commands
 
-    def _take_answer(self, answer: Any) -> None:
-        """The modes and options a session/new, load or resume answer gives."""
-        self._state.take_answer(answer)
-
     # -- events between turns ---------------------------------------------------------------
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
@@ -126,7 +125,7 @@ class Session:
     def _on_acp_update(self, update: Any) -> None:
         """One ``session/update`` of this session."""
         turn = self._turn
-        live = turn is not None and turn.request is not None
+        live = turn is not None and turn.sent
         # Where a command's streamed output is gathered: the running turn, or the history a
         # session/load replays (codex-acp 2.6 replays it in updates without a status).
         gathering = turn if live else self._replaying()
@@ -164,14 +163,10 @@ class Session:
         terminal = self._terminal(terminal_id)
         return terminal.text if terminal is not None else None
 
-    def _terminal_grew(self, terminal_id: str) -> None:
-        """A client terminal of this session printed more."""
-        self._live.grew(terminal_id)
-
     def _running_turn(self) -> Turn | None:
         """The turn whose prompt is in flight (not one that only ends, nor a replay)."""
         turn = self._turn
-        return turn if turn is not None and turn.request is not None else None
+        return turn if turn is not None and turn.sent else None
 
     @property
     def running_calls(self) -> list[ToolCall]:
@@ -224,7 +219,7 @@ class Session:
         before = turn.calls.get(call.id) if turn is not None else None
         if before is not None:
             return merged(call, before)
-        if turn is not None and turn.request is not None:
+        if turn is not None and turn.sent:
             turn.push(Event(kind="tool_call", call=call))
         return call
 
@@ -277,7 +272,7 @@ class Session:
         if self.busy:
             raise Busy()
         if self._turn is not None:  # abandoned, still ending: the next turn waits for it
-            self._ending = self._turn
+            self._ending, self._abandoned = self._turn, None
         turn = Turn(prompt)
         self._turn = turn
         return TurnStream(turn, self._turn_hooks)
@@ -302,15 +297,13 @@ class Session:
         """Cancel this very turn (not whichever turn runs when the call is finally made)."""
         if turn.phase in ("cancelling", "ended"):
             return
-        waiting = turn.phase == "waiting"
-        turn.cancel_sent = True
         for task in list(self._questions):
             task.cancel()
-        if waiting:  # never sent: nothing to tell the agent
+        if turn.phase == "waiting":  # never sent: nothing to tell the agent
             turn.finish("cancelled", None)
             return
         bound = self._cancel_timeout
-        turn.arm_deadline(
+        turn.cancelling(
             bound,
             Error(f"the agent did not end the turn within {bound:g} s of session/cancel"),
         )
@@ -320,7 +313,7 @@ class Session:
         ending = self._ending
         if ending is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ending.ended.wait(), self._cancel_timeout + 1)
+                await asyncio.wait_for(ending.wait_ended(), self._cancel_timeout + 1)
             self._past_calls.update(ending.calls)
             self._ending = None
         if turn.phase == "ended":  # cancelled before it was sent
@@ -328,7 +321,7 @@ class Session:
         if not self._connection.alive:
             turn.fail(self._connection.death or Error("the agent connection is closed"))
             return
-        turn.request = asyncio.get_running_loop().create_task(self._send(turn))
+        turn.begin(self._send)
 
     async def _send(self, turn: Turn) -> None:
         from acp import text_block
@@ -349,12 +342,17 @@ class Session:
         passed = meta.get(STOP_REASON_META)  # one the SDK's schema does not know: as sent
         turn.finish(passed if isinstance(passed, str) else response.stop_reason, usage)
 
+    def _abandon(self, turn: Turn) -> None:
+        if self._turn is turn:
+            self._abandoned = turn
+
     def _release(self, turn: Turn) -> None:
-        if turn.ended.is_set():
-            self._past_calls.update(turn.calls)
-        if self._turn is turn and turn.ended.is_set():
-            self._turn = None
-        if self._ending is turn and turn.ended.is_set():
+        if turn.phase != "ended":
+            return
+        self._past_calls.update(turn.calls)
+        if self._turn is turn:
+            self._turn = self._abandoned = None
+        if self._ending is turn:
             self._ending = None
 
 
@@ -375,7 +373,8 @@ class Inbound:
         return self._session.cwd
 
     def take_answer(self, answer: Any) -> None:
-        self._session._take_answer(answer)
+        """The modes and options a session/new, load or resume answer gives."""
+        self._session._state.take_answer(answer)
 
     def begin_replay(self, fn: Subscriber) -> Callable[[], None]:
         return self._session._begin_replay(fn)
@@ -387,7 +386,8 @@ class Inbound:
         self._session._on_acp_update(update)
 
     def terminal_grew(self, terminal_id: str) -> None:
-        self._session._terminal_grew(terminal_id)
+        """A client terminal of this session printed more."""
+        self._session._live.grew(terminal_id)
 
     def asking(self, question: asyncio.Future[Any]) -> contextlib.AbstractContextManager[None]:
         return self._session._asking(question)

@@ -18,6 +18,7 @@ from .errors import Error
 from .mcp_servers import SessionServers
 from .scopes import Opening, Scopes
 from .session import Inbound, Session
+from .sink import SessionClient
 from .terminals import Terminals
 from .tool_service import ToolService
 
@@ -45,7 +46,7 @@ class SessionRegistry:
         mcp: SessionServers,
         terminals: Terminals | None,
         cancel_timeout: float,
-        owner: Any,
+        owner: SessionClient,
     ) -> None:
         self.sessions: dict[str, Session] = {}
         self.agent_capabilities: dict[str, Any] = {}

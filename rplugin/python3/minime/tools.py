@@ -43,7 +43,7 @@ class Tool(msgspec.Struct, frozen=True):
     def wire_method(self) -> str:
         return self.method or f"{DEFAULT_METHOD_PREFIX}{self.name}"
 
-    def describe(self) -> ToolDescription:
+    def _describe(self) -> ToolDescription:
         return ToolDescription(
             name=self.name,
             method=self.wire_method,
@@ -132,7 +132,7 @@ def keep_valid(tools: Iterable[Any], where: str) -> list[Tool]:
 
 
 def descriptions(tools: Iterable[Tool]) -> list[dict[str, Any]]:
-    return [msgspec.to_builtins(tool.describe()) for tool in tools]
+    return [msgspec.to_builtins(tool._describe()) for tool in tools]
 
 
 def split_params(params: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -43,8 +43,24 @@ def merged(call: ToolCall, before: ToolCall) -> ToolCall:
     )
 
 
+Phase = Literal["waiting", "running", "cancelling", "ended"]
+
+# The legal moves of a turn's phase; an end after the end is no move (the first end wins).
+_MOVES: dict[Phase, tuple[Phase, ...]] = {
+    "waiting": ("running", "ended"),  # sent; or cancelled (or failed) before it was sent
+    "running": ("cancelling", "ended"),
+    "cancelling": ("ended",),
+    "ended": (),
+}
+
+
 class Turn:
-    """The state of one prompt: its queue of events, its end, and whether it was cancelled.
+    """The state of one prompt: its queue of events, its phase, and its end.
+
+    Its phase is one state, moved only by :meth:`begin`, :meth:`cancelling`, :meth:`finish`
+    and :meth:`fail`: ``waiting`` (its prompt not sent yet) → ``running`` (in flight) →
+    ``cancelling`` (session/cancel sent) → ``ended`` (done or failed: nothing more is shown).
+    A move the table does not allow raises (a bug of the library, not of the agent).
 
     A tool call is an upsert: its first ``tool_call`` or ``tool_call_update`` gives a
     ``tool_call`` event, later non-final ones ``tool_update`` (the call as known so far), a
@@ -61,21 +77,38 @@ class Turn:
         # the parts (joined once, when the call ends) and how many characters were kept.
         self.streamed: dict[str, list[str]] = {}
         self._streamed_size: dict[str, int] = {}
-        self.ended = asyncio.Event()
-        self.request: asyncio.Task[None] | None = None
-        self.cancel_sent = False
-        self.abandoned = False
+        self._phase: Phase = "waiting"
+        self._ended = asyncio.Event()  # set by the move into ``ended``, for those who wait
+        self._request: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None
 
     @property
-    def phase(self) -> str:
-        """``waiting`` (its prompt not sent yet) → ``running`` (in flight) → ``cancelling``
-        (session/cancel sent) → ``ended`` (done or failed: nothing more is shown)."""
-        if self.ended.is_set():
-            return "ended"
-        if self.cancel_sent:
-            return "cancelling"
-        return "waiting" if self.request is None else "running"
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def sent(self) -> bool:
+        """Its prompt went to the agent (it runs, is cancelled or ended since)."""
+        return self._request is not None
+
+    def _move(self, to: Phase) -> None:
+        if to not in _MOVES[self._phase]:
+            raise RuntimeError(f"a turn cannot go from {self._phase} to {to}")
+        self._phase = to
+
+    def begin(self, send: Callable[[Turn], Coroutine[Any, Any, None]]) -> None:
+        """waiting → running: ``send(turn)`` runs as the turn's request."""
+        self._move("running")
+        self._request = asyncio.get_running_loop().create_task(send(self))
+
+    def cancelling(self, seconds: float, error: Error) -> None:
+        """running → cancelling: session/cancel is sent; the agent has ``seconds`` to end the
+        turn, else it fails with ``error``."""
+        self._move("cancelling")
+        self._deadline = asyncio.get_running_loop().call_later(seconds, self.fail, error)
+
+    async def wait_ended(self) -> None:
+        await self._ended.wait()
 
     def keep_output(self, call_id: str, chunk: str) -> None:
         """A chunk of the streamed output of ``call_id``, kept up to MAX_STREAMED characters (a
@@ -92,7 +125,7 @@ class Turn:
         return f"{text}\n… ({more} more characters not kept)\n" if more > 0 else text
 
     def push(self, event: Event) -> None:
-        if self.ended.is_set():
+        if self._phase == "ended":
             log.debug("an update after its turn ended, not shown: %s", event.kind)
             return
         if event.call is not None:
@@ -116,36 +149,39 @@ class Turn:
         return call
 
     def finish(self, stop_reason: str, usage: dict[str, Any] | None) -> None:
-        if self.ended.is_set():
+        """→ ended with ``done`` (its text so far); after the end, nothing."""
+        if self._phase == "ended":
             return
         text = "".join(self.parts)
         self.queue.put_nowait(Event(kind="done", stop_reason=stop_reason, usage=usage, text=text))
         self._end()
 
     def fail(self, error: BaseException) -> None:
-        if self.ended.is_set():
+        """→ ended with ``error``; after the end, nothing."""
+        if self._phase == "ended":
             return
         self.queue.put_nowait(error)
         self._end()
 
     def _end(self) -> None:
-        self.ended.set()
+        self._move("ended")
+        self._ended.set()
         if self._deadline is not None:
             self._deadline.cancel()
-        request = self.request
+        request = self._request
         if request is not None and not request.done() and request is not asyncio.current_task():
             request.cancel()
-
-    def arm_deadline(self, seconds: float, error: Error) -> None:
-        self._deadline = asyncio.get_running_loop().call_later(seconds, self.fail, error)
 
 
 class TurnHooks(msgspec.Struct, frozen=True):
     """What a turn's stream asks of its session: send it (``begin``), let it go once ended
-    (``release``), cancel it (``cancel``), and how long an agent has to end it."""
+    (``release``), say its caller left it early (``abandon``: the session is free for the
+    next turn, which waits for this one's end), cancel it (``cancel``), and how long an agent
+    has to end it."""
 
     begin: Callable[[Turn], Coroutine[Any, Any, None]]
     release: Callable[[Turn], None]
+    abandon: Callable[[Turn], None]
     cancel: Callable[[Turn], Coroutine[Any, Any, None]]
     cancel_timeout: float
 
@@ -190,14 +226,14 @@ class TurnStream:
             return
         self._finished = True
         turn = self._turn
-        turn.abandoned = True
+        self._hooks.abandon(turn)
         await self._hooks.cancel(turn)
         if wait:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(
-                    asyncio.shield(turn.ended.wait()), self._hooks.cancel_timeout + 1
+                    asyncio.shield(turn.wait_ended()), self._hooks.cancel_timeout + 1
                 )
-        if turn.ended.is_set():
+        if turn.phase == "ended":
             self._hooks.release(turn)
         # Otherwise the next turn waits for it to end (Session.stream keeps it as _ending).
 
@@ -209,7 +245,7 @@ class TurnStream:
         if self._finished:
             return
         turn = self._turn
-        turn.abandoned = True
+        self._hooks.abandon(turn)
         with contextlib.suppress(RuntimeError):  # no loop any more: nothing left to cancel
             task = asyncio.get_running_loop().create_task(self._hooks.cancel(turn))
             _BACKGROUND.add(task)

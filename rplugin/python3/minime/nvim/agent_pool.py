@@ -20,6 +20,7 @@ from ..elicitations import ElicitationAnswer, ElicitationRequest
 from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
+from ..sink import SessionClient
 from . import agentfile, ops
 from .agent_env import agent_env
 from .bridge import NvimBridge
@@ -58,7 +59,7 @@ class AgentPool:
         # Agents being ended because no session uses them (_end_unused): still ours to kill.
         self._ending: dict[asyncio.Task[None], Client] = {}
         # Each client's agent as the ask that started it named it: (definition name, label).
-        self._named: dict[Client, tuple[str, str]] = {}
+        self._named: dict[SessionClient, tuple[str, str]] = {}
 
     # -- sessions keyed on cwd --------------------------------------------------------
 
@@ -226,7 +227,7 @@ class AgentPool:
             self._ending[task] = client
             task.add_done_callback(lambda done: self._ending.pop(done, None))
 
-    def drop(self, client: Client) -> None:
+    def drop(self, client: SessionClient) -> None:
         """``client`` died: neither it nor its sessions are used again."""
         self._named.pop(client, None)
         for key, known in list(self.clients.items()):
