@@ -64,6 +64,20 @@ def test_the_heap_a_day_of_turns_left_free_goes_back_once_the_editor_idles() -> 
         assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
 
 
+def test_turns_ending_back_to_back_still_trim_within_max_ms() -> None:
+    """Queued asks end one after another with no pause between: the trim waits for none."""
+    with nvim_harness.start(
+        "local h = require('minime.heap') h.IDLE_MS, h.MAX_MS = 5000, 200"
+    ) as nvim:
+        trims = "return require('minime.heap').trims"
+        wait_for(
+            lambda: (turn(nvim), nvim.exec_lua(trims))[1] >= 1,  # a turn ends every ~20 ms
+            3,
+            interval=0.02,
+            message="for a trim while turns keep ending",
+        )
+
+
 NO_FFI = """
 package.loaded.ffi = nil
 package.preload.ffi = function() error('module ffi not found') end
