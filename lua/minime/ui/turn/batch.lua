@@ -82,6 +82,7 @@ local function finish(t, data)
     )
   end
   api.nvim_exec_autocmds("User", { pattern = "MiniMeTurnDone", data = data, modeline = false })
+  require("minime.heap").soon()
 end
 
 --- Apply one batch of events to the conversation `t` (`fresh`: made for this batch); `open`
