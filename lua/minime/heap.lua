@@ -9,9 +9,10 @@
 --- fresh buffer does not: the old buffer's blocks become more free space in the same heap.
 ---
 --- After a turn ends, `malloc_trim(0)` runs once the editor has seen no other turn end for
---- IDLE_MS, and at most MAX_MS after the first end it waits for (back-to-back turns). It costs
---- 0.36 ms after 300 tool turns, 0.03 ms when there is nothing to give back. Only where it exists: LuaJIT's FFI and glibc (Linux); on
---- musl, macOS, Windows or a PUC Lua build the lookup fails once and nothing is done, silently.
+--- IDLE_MS, and at most MAX_MS after the first end it waits for (back-to-back turns). It
+--- costs 0.36 ms after 300 tool turns, 0.03 ms when there is nothing to give back. Only where
+--- it exists: LuaJIT's FFI and glibc (Linux); on musl, macOS, Windows or a PUC Lua build the
+--- lookup fails once and nothing is done, silently.
 local M = {}
 
 M.IDLE_MS = 2000
