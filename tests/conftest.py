@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shlex
 import sys
 import time
@@ -158,3 +159,10 @@ def process_gone(pid: int) -> bool:
 @pytest.fixture
 def gone() -> Callable[[int], bool]:
     return process_gone
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``MINIME_TEST_REVERSE=1``: the tests in reverse order, so that a test that passes only
+    after the one before it (a shared Neovim's reset, helpers/shared_nvim.py) shows."""
+    if os.environ.get("MINIME_TEST_REVERSE"):
+        items.reverse()
