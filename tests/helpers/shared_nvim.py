@@ -33,7 +33,7 @@ from typing import Any
 
 from conftest import process_gone
 from nvim_harness import start, wait_for
-from plugin_harness import Editor, init, lua_table
+from plugin_harness import Editor, editor_with, init, lua_table
 
 # Every global option and the window-local ones of the first window, as at start.
 SNAPSHOT = """
@@ -162,8 +162,15 @@ class SharedNvim:
         return nvim
 
     @contextlib.contextmanager
-    def editor_with(self, cwd: Path, opts: Any, **kw: Any) -> Iterator[Editor]:
-        """What plugin_harness.editor_with gives, in the shared Neovim reset for this test."""
+    def editor_with(
+        self, cwd: Path, opts: Any, *, fresh: bool = False, **kw: Any
+    ) -> Iterator[Editor]:
+        """What plugin_harness.editor_with gives, in the shared Neovim reset for this test;
+        ``fresh``: in a Neovim of its own (a test of what starts, or does not)."""
+        if fresh:
+            with editor_with(cwd, opts, self.before + "\n" + self.each, **kw) as ed:
+                yield ed
+            return
         nvim = self._reset(cwd, opts)
         try:
             yield Editor(nvim, cwd, **kw)
