@@ -163,12 +163,14 @@ class SharedNvim:
 
     @contextlib.contextmanager
     def editor_with(
-        self, cwd: Path, opts: Any, *, fresh: bool = False, **kw: Any
+        self, cwd: Path, opts: Any, before: str = "", *, fresh: bool = False, **kw: Any
     ) -> Iterator[Editor]:
         """What plugin_harness.editor_with gives, in the shared Neovim reset for this test;
-        ``fresh``: in a Neovim of its own (a test of what starts, or does not)."""
-        if fresh:
-            with editor_with(cwd, opts, self.before + "\n" + self.each, **kw) as ed:
+        ``fresh`` (implied by a ``before`` of the test's own, which nothing undoes): in a
+        Neovim of its own (a test of what starts, or does not)."""
+        if fresh or before:
+            own = "\n".join((self.before, self.each, before))
+            with editor_with(cwd, opts, own, **kw) as ed:
                 yield ed
             return
         nvim = self._reset(cwd, opts)
