@@ -18,9 +18,12 @@ one tab, one window, one empty buffer, the global and window options as at start
 empty ``_G.notes`` / ``_G.done`` / turn errors, ``each`` run, setup() with the test's options,
 cwd the test's. ``before`` (Lua run before setup() in plugin_harness.init) runs once, at start:
 it may wrap functions, which must not be wrapped twice; ``each`` resets what it records. A
-test whose editor needs a fresh process (its start-up, its death, its environment) keeps
-``plugin_harness.editor_with``. If the reset fails (the last test wedged Neovim), a new Neovim
-is started.
+test whose editor needs a fresh process (no host yet, its start-up, its death, its environment,
+the host's whole log) passes ``fresh=True`` or keeps ``plugin_harness.editor_with``. If the
+reset fails (the last test wedged Neovim), a new Neovim is started.
+
+Check a module's reset with its tests in other orders: ``MINIME_TEST_REVERSE=1`` or
+``MINIME_TEST_SHUFFLE=<seed>`` (tests/conftest.py).
 """
 
 from __future__ import annotations
