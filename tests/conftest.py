@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import random
 import shlex
 import sys
 import time
@@ -158,3 +160,19 @@ def process_gone(pid: int) -> bool:
 @pytest.fixture
 def gone() -> Callable[[int], bool]:
     return process_gone
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``MINIME_TEST_REVERSE=1``: the tests in reverse order; ``MINIME_TEST_SHUFFLE=<seed>``:
+    each module's tests shuffled. A test that passes only after the one before it (a shared
+    Neovim's reset, helpers/shared_nvim.py) shows."""
+    if os.environ.get("MINIME_TEST_REVERSE"):
+        items.reverse()
+    if seed := os.environ.get("MINIME_TEST_SHUFFLE"):
+        modules: dict[str, list[pytest.Item]] = {}
+        for item in items:
+            modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+        shuffler = random.Random(seed)
+        for group in modules.values():
+            shuffler.shuffle(group)
+        items[:] = [item for group in modules.values() for item in group]

@@ -7,15 +7,16 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.sessions_ui import WATCH_PROMPTS, stored_sessions
+from helpers.shared_nvim import SharedNvim
 from helpers.wire import permission_answers, trace
 from nvim_harness import REPO, wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, running_with
-from plugin_harness import editor_with as harness_editor_with
 
 FAKE_MM = REPO / "tests" / "fake_mm.py"
 EXAMPLE_AGENT = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
@@ -34,11 +35,26 @@ def chrome(parts: Any) -> str:
     return "".join(chunk[0] for chunk in parts or [])
 
 
-def editor_with(tmp_path: Path, opts: dict[str, Any], before: str = "") -> Any:
+SHARED = SharedNvim(WATCH_PROMPTS, each="_G.prompts, _G.picks, _G.pick = {}, {}, nil")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
+def editor_with(tmp_path: Path, opts: dict[str, Any], before: str = "", fresh: bool = False) -> Any:
     """A context manager: a Neovim set up with ``opts``, in ``tmp_path``; asks go through
     require('minime').ask; waits up to 20 s (30 s for MiniMeTurnDone)."""
-    return harness_editor_with(
-        tmp_path, opts, WATCH_PROMPTS + before, timeout=20.0, done_timeout=30.0, ask_command=False
+    return SHARED.editor_with(
+        tmp_path,
+        opts,
+        before,
+        fresh=fresh,
+        timeout=20.0,
+        done_timeout=30.0,
+        ask_command=False,
     )
 
 
@@ -390,7 +406,7 @@ def test_sessions_say_plainly_when_the_agent_keeps_none(tmp_path: Path) -> None:
 
 
 def test_install_runs_the_setup_script_into_the_plugins_venv(tmp_path: Path) -> None:
-    with editor_with(tmp_path, {}) as ed:
+    with editor_with(tmp_path, {}, fresh=True) as ed:  # no host runs yet
         ed.nvim.command("MiniMeInstall")
         assert ed.notes()[0] == f"minime: installing the Python host into {REPO}/.venv …"
         ed.wait_note("minime: installed:", timeout=300)

@@ -6,10 +6,12 @@ buffer and line each shows, where the cursor and the mode are."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
@@ -43,7 +45,16 @@ def files(cwd: Path) -> None:
         (cwd / name).write_text("".join(f"{name} {i}\n" for i in range(1, 21)))
 
 
-def follow_editor(tmp_path: Path, follow: bool = True, idle: float = 0) -> Any:
+SHARED = SharedNvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
+def follow_editor(tmp_path: Path, follow: bool = True, idle: float = 0, fresh: bool = False) -> Any:
     """An editor in ``tmp_path`` editing main.txt; ``idle``: permission.idle."""
     files(tmp_path)
     opts = {
@@ -52,7 +63,7 @@ def follow_editor(tmp_path: Path, follow: bool = True, idle: float = 0) -> Any:
         "follow": follow,
         "permission": {"focus": "idle", "idle": idle},
     }
-    return editor_with(tmp_path, opts, timeout=30.0)
+    return SHARED.editor_with(tmp_path, opts, fresh=fresh, timeout=30.0)
 
 
 def user_window(ed: Editor) -> int:
@@ -156,7 +167,7 @@ def test_denied_and_outside_files_are_never_shown_nor_loaded(tmp_path: Path) -> 
 
 
 def test_follow_toggles_before_start_up_and_mid_turn(tmp_path: Path) -> None:
-    with follow_editor(tmp_path, follow=False) as ed:
+    with follow_editor(tmp_path, follow=False, fresh=True) as ed:  # no host yet
         mine = user_window(ed)
         ed.nvim.command("MiniMeFollow")
         ed.wait_note("minime: follow on")

@@ -13,17 +13,28 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.host_batches import record_batches, sent_batches
+from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
-from plugin_harness import Editor, editor_with
+from plugin_harness import Editor
 
 AGENT = Path(__file__).with_name("agents") / "fs_agent.py"
+
+
+SHARED = SharedNvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
 
 
 @contextlib.contextmanager
 def fs_editor(cwd: Path, **opts: Any) -> Iterator[Editor]:
     agent = {"cmd": [sys.executable, str(AGENT)], "label": "fs-agent"}
-    with editor_with(cwd, {"agent": agent, **opts}, timeout=30.0, ask_command=False) as ed:
+    with SHARED.editor_with(cwd, {"agent": agent, **opts}, timeout=30.0, ask_command=False) as ed:
         yield ed
 
 

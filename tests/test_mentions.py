@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
-from plugin_harness import Editor, editor_with
+from plugin_harness import Editor
 
 AGENT = Path(__file__).with_name("agents") / "prompt_agent.py"
 BOTH = "embeddedContext,image"
@@ -24,13 +26,22 @@ PNG = base64.b64decode(
 )
 
 
+SHARED = SharedNvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
 @contextlib.contextmanager
 def prompt_editor(tmp_path: Path, caps: str = BOTH, **opts: Any) -> Iterator[tuple[Editor, Path]]:
     cwd = tmp_path / "project"
     cwd.mkdir()
     trace = tmp_path / "prompts.jsonl"
     agent = {"cmd": [sys.executable, str(AGENT), str(trace), caps], "label": "prompt-agent"}
-    with editor_with(cwd, {"agent": agent, **opts}, timeout=30.0) as ed:
+    with SHARED.editor_with(cwd, {"agent": agent, **opts}, timeout=30.0) as ed:
         yield ed, trace
 
 

@@ -17,7 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.pickers import PICK
+from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
@@ -37,15 +39,26 @@ def methods(tmp_path: Path) -> list[str]:
     return [json.loads(line)["method"] for line in log.read_text().splitlines()]
 
 
+SHARED = SharedNvim(each=PICK)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
 @contextmanager
-def modes_editor(tmp_path: Path, agent_mode: str | None = None, **opts: Any) -> Iterator[Editor]:
+def modes_editor(
+    tmp_path: Path, agent_mode: str | None = None, fresh: bool = False, **opts: Any
+) -> Iterator[Editor]:
     agent: dict[str, Any] = {
         "cmd": [sys.executable, str(AGENT)],
         "env": {"MODES_LOG": str(tmp_path / "wire.jsonl"), **opts.pop("env", {})},
     }
     if agent_mode is not None:
         agent["mode"] = agent_mode
-    with editor_with(tmp_path, {"agent": agent, **opts}, PICK, timeout=20.0) as ed:
+    with SHARED.editor_with(tmp_path, {"agent": agent, **opts}, fresh=fresh, timeout=20.0) as ed:
         yield ed
 
 
@@ -218,7 +231,7 @@ def test_minime_mode_mid_turn_is_sent_while_the_turn_runs(tmp_path: Path) -> Non
 
 
 def test_minime_mode_before_any_session_says_so_and_starts_nothing(tmp_path: Path) -> None:
-    with modes_editor(tmp_path) as ed:
+    with modes_editor(tmp_path, fresh=True) as ed:  # no host yet
         ed.nvim.command("MiniMeMode plan")
         ed.nvim.command("MiniMeConfig model smart")
         notes = ed.notes()

@@ -7,12 +7,15 @@ the answer it got), what the user sees from the buffers and floats.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+from helpers.shared_nvim import SharedNvim
 from helpers.wire import permission_traffic
 from nvim_harness import wait_for
-from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
+from plugin_harness import FAKE_MM_BIN, Editor, agent_file
 
 MM_OPTIONS = [
     {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
@@ -20,8 +23,18 @@ MM_OPTIONS = [
 ]
 
 
-def opened(tmp_path: Path, **opts: Any) -> Any:
-    return editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), **opts})
+SHARED = SharedNvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
+def opened(tmp_path: Path, fresh: bool = False, **opts: Any) -> Any:
+    options = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), **opts}
+    return SHARED.editor_with(tmp_path, options, fresh=fresh)
 
 
 def line(ed: Editor) -> str:
@@ -159,7 +172,8 @@ def test_newlines_in_a_key_and_a_diff_path_are_shown(tmp_path: Path) -> None:
 
 def test_the_first_prompt_waits_after_a_normal_mode_keystroke(tmp_path: Path) -> None:
     """Keys are timed from start-up, before any prompt code loads."""
-    with opened(tmp_path, permission={"idle": 60}) as ed:
+    # A Neovim of its own: the prompt's code is not loaded yet.
+    with opened(tmp_path, fresh=True, permission={"idle": 60}) as ed:
         main = ed.lua("return vim.api.nvim_get_current_win()")
         ed.nvim.input("ix<Esc>")
         wait_for(lambda: line(ed) == "x" and ed.nvim.api.get_mode()["mode"] == "n")

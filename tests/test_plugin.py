@@ -10,14 +10,32 @@ from pathlib import Path
 
 import pytest
 from conftest import process_gone
+from helpers.shared_nvim import SharedNvim
 from nvim_harness import REPO, start, wait_for
 from plugin_harness import DEMO_MM, FAKE_MM_BIN, Editor, agent_file, editor_with, init
 
 VENV_PYTHON = str(Path(REPO) / ".venv" / "bin" / "python")
 
 
+SHARED = SharedNvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
 @pytest.fixture
 def editor(tmp_path: Path) -> Iterator[Editor]:
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path, trace=False)}
+    with SHARED.editor_with(tmp_path, opts) as ed:
+        yield ed
+
+
+@pytest.fixture
+def own_editor(tmp_path: Path) -> Iterator[Editor]:
+    """``editor`` in a Neovim of its own: a host whose log holds this test's agent alone."""
     opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path, trace=False)}
     with editor_with(tmp_path, opts) as ed:
         yield ed
@@ -149,7 +167,8 @@ def test_reset_starts_a_new_session(editor: Editor) -> None:
     assert first["session_id"] != second["session_id"]
 
 
-def test_log_shows_agent_stderr(editor: Editor) -> None:
+def test_log_shows_agent_stderr(own_editor: Editor) -> None:
+    editor = own_editor
     editor.ask("/stderr a line for the log")
     editor.wait_done()
     editor.nvim.command("MiniMeLog")

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.plugin_tools import open_editor, yolo_agent_file
-from nvim_harness import REPO, start
-from plugin_harness import Editor, init
+from helpers.plugin_tools import demo_options, yolo_agent_file
+from helpers.shared_nvim import SharedNvim
+from nvim_harness import REPO
+from plugin_harness import Editor
 
 # The built-in tools as the model sees them: one Lua file each (lua/minime/tools/).
 BUILTIN = sorted(
@@ -22,14 +23,29 @@ BUILTIN = sorted(
 )
 
 
+SHARED = SharedNvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
+@contextlib.contextmanager
+def open_editor(project: Path, file_discovery: str | None, **opts: Any) -> Iterator[Any]:
+    """The shared Neovim, its agent file naming `file_discovery`; `opts` go to setup()."""
+    with SHARED.editor_with(project, demo_options(project, file_discovery, **opts)) as ed:
+        yield ed.nvim
+
+
 @contextlib.contextmanager
 def lua_editor(project: Path, file_discovery: str, setup_lua: str) -> Iterator[Editor]:
     """An Editor in `project` whose setup() also gets `setup_lua` (Lua functions and all)."""
     config = yolo_agent_file(project, file_discovery)
     options = f"mm = [==[{REPO / 'demo' / 'mm'}]==], config = [==[{config}]==], {setup_lua}"
-    with start(init("{" + options + "}")) as nvim:
-        nvim.command(f"cd {project}")
-        yield Editor(nvim, project)
+    with SHARED.editor_with(project, "{" + options + "}") as ed:
+        yield ed
 
 
 def ask(ed: Editor, text: str, count: int) -> str:

@@ -6,11 +6,22 @@ that crossed the wire (the fake's trace), in order, each with its own selection 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+from helpers.shared_nvim import SharedNvim
 from helpers.wire import trace
 from nvim_harness import wait_for
-from plugin_harness import ALLOW_CLIENT_TOOLS, FAKE_MM_BIN, Editor, agent_file, editor_with
+from plugin_harness import ALLOW_CLIENT_TOOLS, FAKE_MM_BIN, Editor, agent_file
+
+SHARED = SharedNvim()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
 
 
 def open_editor(tmp_path: Path, **fake: object):  # type: ignore[no-untyped-def]
@@ -19,7 +30,7 @@ def open_editor(tmp_path: Path, **fake: object):  # type: ignore[no-untyped-def]
         "config": agent_file(tmp_path, fake=fake or None),
         "permission_rules": ALLOW_CLIENT_TOOLS,
     }
-    return editor_with(tmp_path, opts, timeout=30.0)
+    return SHARED.editor_with(tmp_path, opts, timeout=30.0)
 
 
 def prompts_sent(tmp_path: Path) -> list[str]:

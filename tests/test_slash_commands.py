@@ -8,12 +8,15 @@ input, and the prompt text that crosses the wire."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.pickers import PICK
+from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
-from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
+from plugin_harness import FAKE_MM_BIN, Editor, agent_file
 
 DEMO_COMMANDS = [
     "/say",
@@ -30,9 +33,18 @@ DEMO_COMMANDS = [
 ]
 
 
+SHARED = SharedNvim(each=PICK)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim() -> Iterator[None]:
+    with SHARED:
+        yield
+
+
 def fake_editor(tmp_path: Path, **fake: Any) -> Any:
     config = agent_file(tmp_path, fake=fake or None)
-    return editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": config}, PICK, timeout=20.0)
+    return SHARED.editor_with(tmp_path, {"mm": FAKE_MM_BIN, "config": config}, timeout=20.0)
 
 
 def completed(ed: Editor, line: str) -> list[str]:

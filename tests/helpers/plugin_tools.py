@@ -15,8 +15,12 @@ def yolo_agent_file(directory: Path, discovery: str | None) -> str:
     return agent_file(directory, trace=False, yolo=True, acp={"clientTools": tools})
 
 
+def demo_options(tmp_path: Path, file_discovery: str | None, **opts: Any) -> dict[str, Any]:
+    """setup()'s options: the demo agent, an agent file naming `file_discovery`, and `opts`."""
+    config = yolo_agent_file(tmp_path, file_discovery)
+    return {"mm": str(REPO / "demo" / "mm"), "config": config, **opts}
+
+
 def open_editor(tmp_path: Path, file_discovery: str | None, **opts: Any) -> Any:
     """A Neovim whose agent file names `file_discovery`; `opts` go to setup()."""
-    config = yolo_agent_file(tmp_path, file_discovery)
-    options = {"mm": str(REPO / "demo" / "mm"), "config": config, **opts}
-    return start(init(options))
+    return start(init(demo_options(tmp_path, file_discovery, **opts)))
