@@ -10,7 +10,7 @@ import random
 import shlex
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +160,20 @@ def process_gone(pid: int) -> bool:
 @pytest.fixture
 def gone() -> Callable[[int], bool]:
     return process_gone
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_nvim(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module's ``SHARED = SharedNvim(...)`` (helpers/shared_nvim.py) closes with the module."""
+    # Imported here: it imports plugin_harness, which imports this module.
+    from helpers.shared_nvim import SharedNvim
+
+    shared = getattr(request.module, "SHARED", None)
+    if not isinstance(shared, SharedNvim):
+        yield
+        return
+    with shared:
+        yield
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +35,6 @@ def chrome(parts: Any) -> str:
 
 
 SHARED = SharedNvim(WATCH_PROMPTS, each="_G.prompts, _G.picks, _G.pick = {}, {}, nil")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 def editor_with(tmp_path: Path, opts: dict[str, Any], before: str = "", fresh: bool = False) -> Any:

@@ -6,7 +6,6 @@ buffer and line each shows, where the cursor and the mode are."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +45,6 @@ def files(cwd: Path) -> None:
 
 
 SHARED = SharedNvim()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 def follow_editor(tmp_path: Path, follow: bool = True, idle: float = 0, fresh: bool = False) -> Any:

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers.host_batches import record_batches, sent_batches
 from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
@@ -23,12 +22,6 @@ AGENT = Path(__file__).with_name("agents") / "fs_agent.py"
 
 
 SHARED = SharedNvim()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 @contextlib.contextmanager

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
 from plugin_harness import Editor
@@ -27,12 +26,6 @@ PNG = base64.b64decode(
 
 
 SHARED = SharedNvim()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 @contextlib.contextmanager

@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers.pickers import PICK
 from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
@@ -40,12 +39,6 @@ def methods(tmp_path: Path) -> list[str]:
 
 
 SHARED = SharedNvim(each=PICK)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 @contextmanager

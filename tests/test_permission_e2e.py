@@ -7,11 +7,9 @@ the answer it got), what the user sees from the buffers and floats.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers.shared_nvim import SharedNvim
 from helpers.wire import permission_traffic
 from nvim_harness import wait_for
@@ -24,12 +22,6 @@ MM_OPTIONS = [
 
 
 SHARED = SharedNvim()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 def opened(tmp_path: Path, fresh: bool = False, **opts: Any) -> Any:

@@ -20,12 +20,6 @@ VENV_PYTHON = str(Path(REPO) / ".venv" / "bin" / "python")
 SHARED = SharedNvim()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
-
-
 @pytest.fixture
 def editor(tmp_path: Path) -> Iterator[Editor]:
     opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path, trace=False)}

@@ -26,12 +26,6 @@ BUILTIN = sorted(
 SHARED = SharedNvim()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
-
-
 @contextlib.contextmanager
 def open_editor(project: Path, file_discovery: str | None, **opts: Any) -> Iterator[Any]:
     """The shared Neovim, its agent file naming `file_discovery`; `opts` go to setup()."""

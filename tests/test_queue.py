@@ -6,22 +6,14 @@ that crossed the wire (the fake's trace), in order, each with its own selection 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from helpers.shared_nvim import SharedNvim
 from helpers.wire import trace
 from nvim_harness import wait_for
 from plugin_harness import ALLOW_CLIENT_TOOLS, FAKE_MM_BIN, Editor, agent_file
 
 SHARED = SharedNvim()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 def open_editor(tmp_path: Path, **fake: object):  # type: ignore[no-untyped-def]

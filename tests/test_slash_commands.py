@@ -8,11 +8,9 @@ input, and the prompt text that crosses the wire."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers.pickers import PICK
 from helpers.shared_nvim import SharedNvim
 from nvim_harness import wait_for
@@ -34,12 +32,6 @@ DEMO_COMMANDS = [
 
 
 SHARED = SharedNvim(each=PICK)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_nvim() -> Iterator[None]:
-    with SHARED:
-        yield
 
 
 def fake_editor(tmp_path: Path, **fake: Any) -> Any:

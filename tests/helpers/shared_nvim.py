@@ -4,12 +4,8 @@ Most of an end-to-end test's start is the Python host's (1-2 s on a loaded 2-cor
 Neovim's own is 40 ms), paid again by every test that starts its own Neovim. A module whose
 tests only need a clean editor uses a ``SharedNvim`` in place of ``plugin_harness.editor_with``::
 
-    SHARED = SharedNvim(before=PICK, each="_G.offers, _G.pick = {}, {}")
-
-    @pytest.fixture(scope="module", autouse=True)
-    def shared_nvim() -> Iterator[None]:
-        with SHARED:
-            yield
+    SHARED = SharedNvim(before=PICK, each="_G.offers, _G.pick = {}, {}")  # closed with the
+    # module by tests/conftest.py's shared_nvim fixture (it looks for the name SHARED)
 
     ... with SHARED.editor_with(tmp_path, opts, timeout=20.0) as ed: ...
 
