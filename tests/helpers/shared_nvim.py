@@ -157,7 +157,7 @@ class SharedNvim:
             nvim.exec_lua(self.each)
         options = opts if isinstance(opts, str) else lua_table(opts)
         nvim.exec_lua(f"require('minime').setup({options})")
-        nvim.command(f"cd {cwd}")
+        nvim.chdir(str(cwd))  # not :cd, which reads a space or % in the path
         return nvim
 
     @contextlib.contextmanager
