@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 from collections.abc import Callable, Iterator
@@ -272,7 +273,10 @@ def test_cancel_mid_command_and_the_late_update_stays_out_of_the_next_turn(
         ed.answer_permission("1")
         assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
         assert tool_lines(ed) == ["⚙ echo next  [execute] completed"]
-        assert "143" not in ed.turn_text(), "the cancelled command's end is not this turn's"
+        # Its exit status in any shape (not a bare 143: the cwd shown in the echo's input is
+        # pytest's numbered tmp directory, which was once pytest-143).
+        late = re.search(r"exit[ _]?code\W*143", ed.turn_text(), re.IGNORECASE)
+        assert late is None, "the cancelled command's end is not this turn's"
         assert ed.turn_errors() == []
 
 
