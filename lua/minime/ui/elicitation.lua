@@ -191,10 +191,11 @@ function M.live()
   return questions:live()
 end
 
---- Whether a question of a turn in `cwd` waits for an answer.
+--- Whether a question of conversation `key` (its thread) waits for an answer.
+---@param key string
 ---@return boolean
-function M.waiting(cwd)
-  return questions.queue:has_cwd(cwd)
+function M.waiting(key)
+  return questions.queue:has_thread(key)
 end
 
 --- Enter the shown question's float (:MiniMePermission), as permission_focus enters a
