@@ -212,6 +212,18 @@ local function on_screen(id)
   return turn ~= nil and turn.on_screen(id)
 end
 
+--- The name of thread `id` (see name) when its conversation is not on screen, else nil: a
+--- float asking for it says whose it is.
+---@param id any
+---@return string?
+function M.named_off_screen(id)
+  local t = type(id) == "string" and by_id[id] or nil
+  if t and not on_screen(id) then
+    return M.name(t)
+  end
+  return nil
+end
+
 local WAITS = { permission = "waiting for permission", question = "waiting for your answer" }
 
 --- Called by the host (rpc.thread_update): a thread's state (events.ThreadState).

@@ -76,6 +76,11 @@ local function win_config(q, lines, state)
   local footer = q.choices and (" 1-%d choose · q decline "):format(#q.choices)
     or " <CR> answer · q decline "
   local waiting = state.waiting > 0 and ("(+%d) "):format(state.waiting) or ""
+  local threads = package.loaded["minime.threads"]
+  local whose = threads and threads.named_off_screen(q.req.thread)
+  if whose then -- its conversation is not on screen: the thread is named
+    waiting = "· " .. whose .. " " .. waiting
+  end
   local cfg = window.centered({
     width = math.min(widest, math.floor((window.area()) * 0.8)),
     height = 0.6,

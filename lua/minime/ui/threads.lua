@@ -58,12 +58,16 @@ function M.line(t, current)
   end
   local agent = t.label ~= "" and t.label or (t.agent ~= "" and t.agent or "agent")
   local title = t.title ~= "" and line(t.title, 60) or "(no ask yet)"
+  local where = line(vim.fn.fnamemodify(t.cwd, ":~"), 200)
+  if vim.fn.strchars(where) > 40 then -- its end names it: the start goes
+    where = "…" .. vim.fn.strcharpart(where, vim.fn.strchars(where) - 39)
+  end
   return ("%s %-18s %-12s %s — %s · %s"):format(
     current and "●" or " ",
     state,
     line(agent, 12),
     title,
-    line(vim.fn.fnamemodify(t.cwd, ":~"), 60),
+    where,
     M.ago(t.last_activity)
   )
 end
