@@ -22,13 +22,7 @@ local states = {}
 ---@param key string
 ---@return minime.modes.State?
 local function lookup(key)
-  local found = states[key]
-  if found then
-    return found
-  end
-  local threads = package.loaded["minime.threads"]
-  local id = threads and threads.key(key)
-  return id and states[id] or nil
+  return require("minime.threads").pick(states, key)
 end
 
 local function notify(message, level)
