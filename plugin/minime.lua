@@ -34,10 +34,24 @@ cmd("MiniMeCommands", function()
 end, { desc = "Pick one of the agent's slash commands; it goes into the input float" })
 cmd("MiniMeCancel", function()
   require("minime").cancel()
-end, { desc = "Cancel the running turn" })
+end, { desc = "Cancel the running turn of the current thread" })
 cmd("MiniMeReset", function()
   require("minime").reset()
-end, { desc = "Start a new conversation for this cwd" })
+end, { desc = "Start a new conversation in the current thread" })
+cmd("MiniMeNew", function(o)
+  require("minime").new(o.fargs[1])
+end, {
+  nargs = "?",
+  complete = function(lead)
+    return vim.tbl_filter(function(name)
+      return vim.startswith(name, lead)
+    end, require("minime.agents").names())
+  end,
+  desc = "Start a new thread in this cwd (with the named agent definition) and make it current",
+})
+cmd("MiniMeThreads", function()
+  require("minime.ui.threads").open()
+end, { desc = "List every thread: <CR> shows one, x closes, d deletes, r renames" })
 cmd("MiniMeLog", function()
   require("minime").log()
 end, { desc = "Show mm's stderr and minime's log" })
@@ -46,13 +60,16 @@ cmd("MiniMeTerminal", function(o)
 end, {
   nargs = "?",
   complete = function(lead)
-    return require("minime.ui.terminal").complete(vim.fn.getcwd(), lead)
+    return require("minime.ui.terminal").complete(
+      require("minime.threads").here() or vim.fn.getcwd(),
+      lead
+    )
   end,
   desc = "Show the output of a command the agent ran in the client terminal (default: the last)",
 })
 cmd("MiniMeStop", function()
   require("minime").stop()
-end, { desc = "Stop the agent" })
+end, { desc = "Stop every thread's agent" })
 cmd("MiniMeShow", function()
   require("minime").show()
 end, { desc = "Reopen the last turn's float" })
@@ -64,10 +81,13 @@ vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-toggle)", "<Cmd>MiniMeToggle<CR
 })
 cmd("MiniMeSessions", function()
   require("minime").sessions()
-end, { desc = "Reopen an earlier session of the agent for this cwd" })
+end, { desc = "Reopen an earlier session of the agent in the current thread" })
 cmd("MiniMeLogin", function(o)
   require("minime.actions").login(o.fargs[1])
-end, { nargs = "?", desc = "Log in to this cwd's agent (authenticate); no method: pick one" })
+end, {
+  nargs = "?",
+  desc = "Log in to the current thread's agent (authenticate); no method: pick one",
+})
 cmd("MiniMeMode", function(o)
   require("minime.modes").set_mode(o.fargs[1])
 end, {
@@ -75,7 +95,7 @@ end, {
   complete = function(lead)
     return require("minime.modes").complete_mode(lead)
   end,
-  desc = "Set the session mode of this cwd's agent (none: pick one)",
+  desc = "Set the session mode of the current thread's agent (none: pick one)",
 })
 cmd("MiniMeConfig", function(o)
   require("minime.modes").set_config(o.fargs[1], o.fargs[2])
@@ -84,7 +104,7 @@ end, {
   complete = function(lead, line)
     return require("minime.modes").complete_config(lead, line)
   end,
-  desc = "Set a session config option of this cwd's agent (none: pick one)",
+  desc = "Set a session config option of the current thread's agent (none: pick one)",
 })
 cmd("MiniMePermission", function()
   -- A permission prompt first, else a question from the agent (elicitation), else say none.

@@ -93,6 +93,13 @@ COMMANDS: list[tuple[str, int]] = [
     (":MiniMeLog", 1),
     (":MiniMePermission", 2),
     (":MiniMeFollow", 2),
+    # Threads: a new one (current at once), the overview, a move in it and a switch (<CR> on
+    # a line drawn at run time), a close (`x`) there.
+    (":MiniMeNew", 3),
+    (":MiniMeThreads", 2),
+    ("thread <CR>", 3),
+    ("thread x", 1),
+    ("j", 1),
     ("float", 5),  # go into the conversation's window (as <C-w>w would, or a click)
     # The layout the next window opens with (a second setup() naming it): the side panel,
     # a real window that stays in the tab pages left, or the floats.
@@ -250,6 +257,15 @@ class Runner:
             return self.ex(f"bwipeout! {self.rng.choice(bufs)}")
         if step == "type hello":
             self.keys("hello")
+            return ""
+        if step.startswith("thread "):
+            # In the overview, on a line drawn now: switch to that thread, or close it.
+            err = self.ex("MiniMeThreads")
+            if err:
+                return "plugin: " + err
+            count = self.lua("return vim.api.nvim_buf_line_count(0)")
+            self.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", self.rng.randint(1, count))
+            self.keys(step[7:])
             return ""
         if step.startswith(":"):
             err = self.ex(step[1:])

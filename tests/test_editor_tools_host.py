@@ -37,7 +37,7 @@ class FakeLua:
         self.fail = fail
         self.calls: list[tuple[str, dict[str, Any], str]] = []
 
-    async def __call__(self, name: str, args: dict[str, Any], cwd: str) -> Any:
+    async def __call__(self, name: str, args: dict[str, Any], cwd: str, _sid: Any = None) -> Any:
         self.calls.append((name, args, cwd))
         if self.fail:
             raise self.fail

@@ -24,10 +24,12 @@ def editor(tmp_path: Path) -> Iterator[Editor]:
 def test_decode_reads_what_lua_sends() -> None:
     # An empty Lua table crosses msgpack as an array: {} for stop and agent_env.
     assert ops.decode("stop", []) == ops.Stop()
-    ask = ops.decode("ask", {"cwd": "/p", "prompt": "hi", "agent_env": [], "disabled_tools": [],
-                             "ask_id": 3, "ready_timeout": 5, "agent_cmd": ["mm"]})  # fmt: skip
+    ask = ops.decode("ask", {"cwd": "/p", "thread": "t1", "prompt": "hi", "agent_env": [],
+                             "disabled_tools": [], "ask_id": 3, "ready_timeout": 5,
+                             "agent_cmd": ["mm"]})  # fmt: skip
     assert isinstance(ask, ops.Ask)
-    assert (ask.cwd, ask.prompt, ask.agent_env, ask.disabled_tools) == ("/p", "hi", {}, [])
+    assert (ask.cwd, ask.thread, ask.prompt, ask.agent_env) == ("/p", "t1", "hi", {})
+    assert ask.disabled_tools == []
     assert (ask.ask_id, ask.ready_timeout, ask.agent_cmd) == (3, 5.0, ["mm"])
     answer = ops.decode("permission_answer", {"id": 2, "option_id": None})
     assert answer == ops.PermissionAnswer(id=2, option_id=None, remember=False)
@@ -47,7 +49,8 @@ def test_decode_reads_what_lua_sends() -> None:
         ("ask", {"prompt": "no cwd"}, "missing required field `cwd`"),
         ("ask", {"cwd": 42}, "Expected `str`, got `int` - at `$.cwd`"),
         ("ask", "not a table", "Expected `object`, got `str`"),
-        ("load_session", {"cwd": "/p"}, "missing required field `session_id`"),
+        ("load_session", {"cwd": "/p", "thread": "t"}, "missing required field `session_id`"),
+        ("cancel", {"cwd": "/p"}, "missing required field `thread`"),
         ("permission_answer", {"id": "one"}, "Expected `int`, got `str` - at `$.id`"),
         ("tool_result", {"answer": {}}, "missing required field `id`"),
         ("nope", {}, "unknown operation 'nope'"),

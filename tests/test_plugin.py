@@ -183,10 +183,10 @@ def test_turn_done_notifies_when_the_float_is_hidden(editor: Editor) -> None:
     editor.wait_text("slow 0")
     editor.lua("require('minime.ui.turn').close(...)", editor.cwd)
     editor.wait_done()  # the notification comes just before MiniMeTurnDone
-    where = editor.nvim.call("fnamemodify", editor.cwd, ":~")
     info = editor.lua("return vim.log.levels.INFO")
     said = [(n["msg"], n["level"]) for n in editor.lua("return _G.notes")]
-    assert (f"minime: turn in {where} finished (done)", info) in said, said
+    # The thread is named (its agent and first ask), and where to see it.
+    assert ("minime: mm · /slow 3: turn finished (done) (:MiniMeThreads)", info) in said, said
     editor.nvim.command("MiniMeShow")
     assert editor.lua("return require('minime.ui.turn').get(...).win", editor.cwd)
 
@@ -393,6 +393,7 @@ PUBLIC = {
     "ask",
     "cancel",
     "reset",
+    "new",
     "stop",
     "log",
     "sessions",

@@ -39,10 +39,13 @@ local function with_context(text, range, cwd)
   return context, selection
 end
 
---- What the host needs to run an ask in `cwd`: the agent, resolved from its definition
---- (lua/minime/agents/), as a command line, an environment and a discovery.
-local function agent_payload(cwd)
-  local agent = require("minime.agents").resolve(cwd)
+--- What the host needs to run an ask in `cwd`: the agent (definition `definition`, default
+--- the configured one), resolved (lua/minime/agents/) as a command line, an environment and a
+--- discovery.
+---@param cwd string
+---@param definition? string
+local function agent_payload(cwd, definition)
+  local agent = require("minime.agents").resolve(cwd, { agent = definition })
   return {
     agent = agent.name,
     label = agent.label,
@@ -59,11 +62,16 @@ end
 
 M.agent_payload = agent_payload
 
---- The agent and the tools turned off for a host operation in `cwd` (the rest of the tools'
---- context stays here: tools/init.lua reads it at each call). Second: the resolved agent.
-local function host_payload(cwd)
-  local payload, agent = agent_payload(cwd)
+--- The thread, its agent and the tools turned off for a host operation in thread `id` (the
+--- rest of the tools' context stays here: tools/init.lua reads it at each call). Second: the
+--- resolved agent.
+---@param id string a thread (minime.threads)
+local function host_payload(id)
+  local thread = assert(require("minime.threads").get(id), "unknown thread")
+  local cwd = thread.cwd
+  local payload, agent = agent_payload(cwd, thread.definition)
   payload.cwd = cwd
+  payload.thread = id
   payload.disabled_tools = config.disabled_tools(cwd)
   payload.ready_timeout = config.options.ready_timeout
   payload.cancel_timeout = config.options.cancel_timeout
@@ -75,67 +83,81 @@ M.host_payload = host_payload
 -- Whether the "no mm found — using the offline demo agent" notice was given.
 local demo_said = false
 
---- The cwd's key (the host's: the real path) and the conversation float shown for it, if any.
----@param cwd string
-local function shown_float(cwd)
+--- The conversation float shown for thread `id`, if any.
+---@param id string
+local function shown_float(id)
   local turn = package.loaded["minime.ui.turn"]
   if not turn then
     return nil
   end
   local key, win = turn.shown()
-  if key and (key == cwd or key == vim.uv.fs_realpath(cwd)) then
-    return win
-  end
-  return nil
+  return key == id and win or nil
 end
 
---- The input float; its text is sent as an ask in `cwd` (anchored to `anchor`, a float). It
---- opens with the cwd's draft; closed without sending, its text is the draft (ui/drafts.lua).
-local function prompt_for(cwd, range, anchor, text)
-  require("minime.warm").cwd(cwd) -- the agent starts while the ask is typed
+--- The input float; its text is sent as an ask in thread `id` (anchored to `anchor`, a
+--- float). It opens with the thread's draft; closed without sending, its text is the draft
+--- (ui/drafts.lua).
+local function prompt_for(id, range, anchor, text)
+  require("minime.warm").thread(id) -- the agent starts while the ask is typed
   local drafts = require("minime.ui.drafts")
-  local draft = drafts.get(cwd)
+  local draft = drafts.get(id)
   if text and draft then
     text = text .. draft -- a draft is never lost: it follows what was chosen
   end
   require("minime.ui.input").open({
     prompt_title = " minime ",
     anchor = anchor,
-    cwd = cwd,
+    cwd = require("minime.threads").cwd_of(id),
     default = text or draft,
     on_submit = function(input)
-      drafts.clear(cwd)
+      drafts.clear(id)
       if input and vim.trim(input) ~= "" then
-        M.ask(input, range, cwd)
+        M.ask(input, range, id)
       end
     end,
     on_cancel = function(input)
-      drafts.set(cwd, input)
+      drafts.set(id, input)
     end,
   })
 end
 
--- cwd -> the ask whose @-mentions are being read (a cancel meanwhile drops it).
+--- The thread `where` names: a thread id as it is; a cwd (default: the current buffer's
+--- thread, else the window's cwd — window- and tab-local cwds count) its current thread, made
+--- with the configured agent when it has none.
+---@param where? string
+---@return string id
+local function thread_of(where)
+  local threads = require("minime.threads")
+  if where and threads.get(where) then
+    return where
+  end
+  return where and threads.ensure(where) or threads.here() or threads.ensure()
+end
+
+M.thread_of = thread_of
+
+-- thread -> the ask whose @-mentions are being read (a cancel meanwhile drops it).
 local collecting = {}
 
---- Send `text` to the agent for the current cwd (window- and tab-local cwds count), or `cwd`.
---- No text: the input float (over the conversation float when it is shown).
+--- Send `text` to the agent of the current thread (see thread_of), or of `where` (a thread
+--- id or a cwd). No text: the input float (over the conversation float when it is shown).
 ---@param text? string
 ---@param range? integer[] {first, last} lines of the current buffer sent as context
----@param cwd? string
-function M.ask(text, range, cwd)
-  cwd = cwd or vim.fn.getcwd()
+---@param where? string
+function M.ask(text, range, where)
+  local id = thread_of(where)
   if not text or vim.trim(text) == "" then
-    prompt_for(cwd, range, shown_float(cwd))
+    prompt_for(id, range, shown_float(id))
     return
   end
   local ok, err = pcall(function()
-    local payload, agent = host_payload(cwd)
+    local payload, agent = host_payload(id)
+    local cwd = payload.cwd
     local context, selection = with_context(text, range, cwd)
     payload.prompt = text
     payload.context = context
     -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
-    payload.ask_id = require("minime.editor.asks").new(selection, cwd)
+    payload.ask_id = require("minime.editor.asks").new(selection, id)
     payload.queue = config.options.queue ~= false
     if agent.demo and not demo_said then
       demo_said = true -- once per Neovim session: the float's title names the agent anyway
@@ -144,12 +166,12 @@ function M.ask(text, range, cwd)
     -- `@path` mentions are read (off the main loop) before the ask goes: at once when none.
     local mention_ctx = { deny = config.options.deny, max_bytes = config.options.mention_max_bytes }
     local token = {}
-    collecting[cwd] = token
+    collecting[id] = token
     require("minime.editor.mentions").collect(text, cwd, mention_ctx, function(mentions)
-      if collecting[cwd] ~= token then
+      if collecting[id] ~= token then
         return -- :MiniMeCancel while its files were read: never sent
       end
-      collecting[cwd] = nil
+      collecting[id] = nil
       payload.mentions = mentions
       local sent, failure = pcall(require("minime.host").notify, "ask", payload)
       if not sent then
@@ -162,12 +184,13 @@ function M.ask(text, range, cwd)
   end
 end
 
---- The input float for an ask in `cwd`, opening with `text` (then the cwd's draft, if any):
---- :MiniMeCommands puts the chosen command there.
----@param cwd string
+--- The input float for an ask in `where` (a cwd or a thread), opening with `text` (then the
+--- thread's draft, if any): :MiniMeCommands puts the chosen command there.
+---@param where string
 ---@param text string
-function M.input(cwd, text)
-  prompt_for(cwd, nil, shown_float(cwd), text)
+function M.input(where, text)
+  local id = thread_of(where)
+  prompt_for(id, nil, shown_float(id), text)
 end
 
 local function host_op(op, payload)
@@ -177,17 +200,56 @@ local function host_op(op, payload)
   end
 end
 
-function M.cancel(cwd)
-  cwd = cwd or vim.fn.getcwd()
-  collecting[cwd] = nil
-  host_op("cancel", { cwd = cwd })
+--- What names thread `id` to the host.
+local function where(id)
+  return { thread = id, cwd = require("minime.threads").cwd_of(id) }
 end
 
+--- :MiniMeCancel: the running turn (and the queued asks) of the current thread, or of `key`
+--- (a thread id or a cwd).
+---@param key? string
+function M.cancel(key)
+  local threads = require("minime.threads")
+  local id = key and threads.key(key) or (not key and threads.here()) or nil
+  if not id then
+    local cwd = threads.real(key or vim.fn.getcwd())
+    require("minime.ui.say").say("minime: no turn running in " .. cwd, vim.log.levels.INFO)
+    return
+  end
+  collecting[id] = nil
+  host_op("cancel", where(id))
+end
+
+--- :MiniMeReset: a new conversation (a new session) in the current thread.
 function M.reset()
-  host_op("reset", { cwd = vim.fn.getcwd() })
-  require("minime.warm").forget() -- the next ask typed here warms its new session
+  local id = thread_of()
+  host_op("reset", where(id))
+  require("minime.warm").forget(id) -- the next ask typed here warms its new session
 end
 
+--- :MiniMeNew [agent]: a new thread in the current cwd running agent definition `definition`
+--- (default: the configured one), made current, its (empty) conversation shown; its agent
+--- and session start at once.
+---@param definition? string
+function M.new(definition)
+  definition = definition ~= "" and definition or nil
+  if definition then
+    local ok, err = pcall(require("minime.agents").load, definition)
+    if not ok then
+      say_error("minime: " .. tostring(err))
+      return
+    end
+  end
+  local threads = require("minime.threads")
+  local id = threads.new(vim.fn.getcwd(), definition)
+  local thread = threads.get(id)
+  local turn = require("minime.ui.turn")
+  turn.make(id, thread.cwd, definition or nil)
+  turn.open(id)
+  require("minime.warm").thread(id)
+end
+
+--- :MiniMeStop: every thread's agent (the message says how many).
 function M.stop()
   host_op("stop", {})
   require("minime.warm").forget()
@@ -201,12 +263,23 @@ end
 --- last one of this cwd's session, or `id`), in a buffer.
 ---@param id? string
 function M.terminal(id)
-  host_op("terminal", { cwd = vim.fn.getcwd(), terminal_id = id })
+  local thread = require("minime.threads").here()
+  if not thread then
+    require("minime.ui.say").say(
+      "minime: the agent ran no command in a terminal here",
+      vim.log.levels.INFO
+    )
+    return
+  end
+  local payload = where(thread)
+  payload.terminal_id = id
+  host_op("terminal", payload)
 end
 
---- The agent's earlier sessions for the current cwd, to reopen one (vim.ui.select).
+--- The agent's earlier sessions for the current thread's cwd, to reopen one in it
+--- (vim.ui.select).
 function M.sessions()
-  local ok, payload = pcall(host_payload, vim.fn.getcwd())
+  local ok, payload = pcall(host_payload, thread_of())
   if not ok then
     say_error("minime: " .. tostring(payload))
     return
@@ -214,12 +287,12 @@ function M.sessions()
   host_op("sessions", payload)
 end
 
---- :MiniMeLogin [method]: log in to the agent of `cwd` (default: the current one); no method:
---- pick one of those it offers.
+--- :MiniMeLogin [method]: log in to the agent of thread `thread` (default: the current one);
+--- no method: pick one of those it offers.
 ---@param method_id? string
----@param cwd? string
-function M.login(method_id, cwd)
-  local ok, payload = pcall(host_payload, cwd or vim.fn.getcwd())
+---@param thread? string
+function M.login(method_id, thread)
+  local ok, payload = pcall(host_payload, thread_of(thread))
   if not ok then
     say_error("minime: " .. tostring(payload))
     return
@@ -228,13 +301,13 @@ function M.login(method_id, cwd)
   host_op("login", payload)
 end
 
---- Close or delete session `session_id` of the agent in `cwd` (:MiniMeSessions).
+--- Close or delete session `session_id` of the agent of `thread` (:MiniMeSessions).
 ---@param session_id string
 ---@param action "close"|"delete"
----@param cwd string
+---@param thread string
 ---@param title? string
-function M.manage_session(session_id, action, cwd, title)
-  local ok, payload = pcall(host_payload, cwd)
+function M.manage_session(session_id, action, thread, title)
+  local ok, payload = pcall(host_payload, thread_of(thread))
   if not ok then
     say_error("minime: " .. tostring(payload))
     return
@@ -243,12 +316,13 @@ function M.manage_session(session_id, action, cwd, title)
   host_op("manage_session", payload)
 end
 
---- Reopen session `session_id` of the agent in `cwd` (default: the current cwd).
+--- Reopen session `session_id` of the agent in thread `opts.thread` (else the current thread
+--- of `opts.cwd`, else the current thread).
 ---@param session_id string
----@param opts? {cwd?: string, title?: string}
+---@param opts? {thread?: string, cwd?: string, title?: string}
 function M.load_session(session_id, opts)
   opts = opts or {}
-  local ok, payload = pcall(host_payload, opts.cwd or vim.fn.getcwd())
+  local ok, payload = pcall(host_payload, thread_of(opts.thread or opts.cwd))
   if not ok then
     say_error("minime: " .. tostring(payload))
     return
@@ -258,55 +332,6 @@ function M.load_session(session_id, opts)
   host_op("load_session", payload)
 end
 
---- Create or update the plugin's own Python environment (what `build = "./scripts/setup --user"`
---- does).
----@param on_done? fun(ok: boolean, output: string)
-function M.install(on_done)
-  local root = config.root()
-  local script = root .. "/scripts/setup"
-  local venv = root .. "/.venv"
-  require("minime.ui.say").say(
-    ("minime: installing the Python host into %s …"):format(venv),
-    vim.log.levels.INFO
-  )
-  local ok, err = pcall(vim.system, { script, "--user" }, {
-    cwd = root,
-    text = true,
-    -- The npm package is for the interop tests only.
-    env = { MINIME_SKIP_NPM = "1" },
-  }, function(res)
-    vim.schedule(function()
-      local output = vim.trim((res.stdout or "") .. "\n" .. (res.stderr or ""))
-      if res.code == 0 then
-        local msg = ("minime: installed: %s/bin/python"):format(venv)
-        if require("minime.host").chan then
-          msg = msg .. " (restart Neovim to use it)"
-        end
-        require("minime.ui.say").say(msg, vim.log.levels.INFO)
-      else
-        local last = vim.split(output, "\n")
-        require("minime.ui.say").say(
-          ("minime: install failed (exit %d): %s — run %s in a shell to see why"):format(
-            res.code,
-            last[#last] or "",
-            script
-          ),
-          vim.log.levels.ERROR
-        )
-      end
-      if on_done then
-        on_done(res.code == 0, output)
-      end
-    end)
-  end)
-  if not ok then
-    require("minime.ui.say").say(
-      ("minime: cannot run %s: %s"):format(script, tostring(err)),
-      vim.log.levels.ERROR
-    )
-  end
-end
-
 --- Reopen the last turn's float.
 function M.show()
   if not require("minime.ui.turn").reopen_last() then
@@ -314,23 +339,28 @@ function M.show()
   end
 end
 
---- Reply from the conversation float of `key` (a cwd): the input float over it.
+--- Reply from the conversation float of `key` (a thread): the input float over it.
 ---@param key string
 function M.reply(key)
   local t = require("minime.ui.turn").get(key)
-  prompt_for(key, nil, t and t.win or nil)
+  prompt_for(thread_of(key), nil, t and t.win or nil)
 end
 
---- Hide the conversation float, or show the current cwd's (else the last one).
+--- Hide the conversation float, or show the current thread's (else the last one).
 function M.toggle()
-  require("minime.warm").cwd()
+  local threads = require("minime.threads")
+  local id = threads.here()
+  if id then
+    require("minime.warm").thread(id)
+  else
+    require("minime.warm").host()
+  end
   local turn = require("minime.ui.turn")
   if turn.shown() then
     turn.toggle()
     return
   end
-  local cwd = vim.fn.getcwd()
-  if not turn.toggle(vim.uv.fs_realpath(cwd) or cwd) then
+  if not turn.toggle(id) then
     require("minime.ui.say").say(
       "minime: no conversation yet — :MiniMeAsk starts one",
       vim.log.levels.INFO

@@ -67,14 +67,19 @@ local function verb(name)
   end
 end
 
---- Send `text` to the agent for the current cwd (no text: ask for it in a prompt float).
----@type fun(text?: string, range?: integer[], cwd?: string)
+--- Send `text` to the agent of the current thread (no text: ask for it in a prompt float);
+--- `where`: a thread id, or a cwd (its current thread).
+---@type fun(text?: string, range?: integer[], where?: string)
 M.ask = verb("ask")
---- Cancel the running turn of the current cwd (or of `cwd`).
----@type fun(cwd?: string)
+--- Cancel the running turn of the current thread (or of `key`: a thread id, or a cwd).
+---@type fun(key?: string)
 M.cancel = verb("cancel")
---- Start a new conversation for the current cwd.
+--- Start a new conversation in the current thread.
 M.reset = verb("reset")
+--- Start a new thread in the current cwd (agent definition `agent`, default the configured
+--- one), make it current and show its conversation.
+---@type fun(agent?: string)
+M.new = verb("new")
 --- Stop the agents.
 M.stop = verb("stop")
 --- Show mm's stderr and minime's log.
@@ -85,8 +90,10 @@ M.sessions = verb("sessions")
 ---@type fun(session_id: string, opts?: {cwd?: string, title?: string})
 M.load_session = verb("load_session")
 --- Create or update the plugin's own Python environment.
----@type fun(on_done?: fun(ok: boolean, output: string))
-M.install = verb("install")
+---@param on_done? fun(ok: boolean, output: string)
+function M.install(on_done)
+  return require("minime.install").run(on_done)
+end
 --- Reopen the last turn's float.
 M.show = verb("show")
 --- Hide the conversation float, or show it again (the turn goes on either way).

@@ -1,4 +1,4 @@
---- Session modes and config options, per session cwd, as the host last said they are
+--- Session modes and config options, per thread, as the host last said they are
 --- (rplugin/python3/minime/nvim/session_modes.py calls update()); :MiniMeMode and :MiniMeConfig.
 --- Kept here so the turn float's title, the statusline and the commands' completion read them
 --- at once, without asking the host.
@@ -15,42 +15,50 @@ local M = {}
 ---@field usage? {used: integer, size: integer, cost?: {amount: number, currency: string}}
 ---@field title? string the session's title, as the agent last named it
 
----@type table<string, minime.modes.State>
+---@type table<string, minime.modes.State> thread id -> its session's state
 local states = {}
 
-local function key(cwd)
-  return vim.uv.fs_realpath(cwd) or cwd
+--- The state of `key`: a thread id, or a cwd (its current thread).
+---@param key string
+---@return minime.modes.State?
+local function lookup(key)
+  return require("minime.threads").pick(states, key)
 end
 
 local function notify(message, level)
   require("minime.ui.say").say("minime: " .. message, vim.log.levels[level or "WARN"])
 end
 
---- Called by the host: the state of the session in `cwd` (nil: it has none any more).
----@param cwd string
+--- Called by the host: the state of thread `id`'s session (nil: it has none any more).
+---@param id string
 ---@param state? minime.modes.State
-function M.update(cwd, state)
-  states[cwd] = type(state) == "table" and state or nil
+function M.update(id, state)
+  states[id] = type(state) == "table" and state or nil
   local turn = package.loaded["minime.ui.turn"]
   if turn and turn.refresh then
-    turn.refresh(cwd)
+    turn.refresh(id)
   end
   pcall(vim.cmd, "redrawstatus!")
 end
 
---- The state of the session in `cwd` (default: the current one), or nil.
----@param cwd? string
+--- The state of `key`'s session (a thread id, or a cwd: its current thread; default: the
+--- thread commands act on here), or nil.
+---@param key? string
 ---@return minime.modes.State?
-function M.get(cwd)
-  return states[key(cwd or vim.fn.getcwd())]
+function M.get(key)
+  if key == nil then
+    local threads = package.loaded["minime.threads"]
+    key = threads and threads.here() or vim.fn.getcwd()
+  end
+  return lookup(key)
 end
 
---- "mode: <name>" of the session in `cwd` (printable: it goes into titles and statuslines),
+--- "mode: <name>" of `key`'s session (printable: it goes into titles and statuslines),
 --- or nil when it has no mode.
----@param cwd string
+---@param key string
 ---@return string?
-function M.label(cwd)
-  local state = states[cwd] or states[key(cwd)]
+function M.label(key)
+  local state = lookup(key)
   if not state or not state.mode then
     return nil
   end
@@ -75,10 +83,10 @@ end
 
 --- The context window and cost of the session in `cwd` as the agent last said it
 --- (`usage_update`): "53k/200k · $0.42", or nil when it said nothing.
----@param cwd string
+---@param key string
 ---@return string?
-function M.usage(cwd)
-  local state = states[cwd] or states[key(cwd)]
+function M.usage(key)
+  local state = lookup(key)
   local usage = state and state.usage
   if type(usage) ~= "table" or type(usage.used) ~= "number" or type(usage.size) ~= "number" then
     return nil
@@ -93,27 +101,35 @@ function M.usage(cwd)
   return text
 end
 
---- The title the agent gave the session in `cwd` (`session_info_update`), or nil.
----@param cwd string
+--- The title the agent gave `key`'s session (`session_info_update`), or nil.
+---@param key string
 ---@return string?
-function M.title(cwd)
-  local state = states[cwd] or states[key(cwd)]
+function M.title(key)
+  local state = lookup(key)
   local title = state and state.title
   return type(title) == "string" and title ~= "" and title or nil
 end
 
---- The state, or nil after saying plainly why there is none.
+--- The state and what names its thread to the host ({thread, cwd}), or nil after saying
+--- plainly why there is none.
 local function session_state(command)
   local cwd = vim.fn.getcwd()
-  local state = M.get(cwd)
+  local id = require("minime.threads").here()
+  local state = id and states[id]
   if not state then
     notify(("no session in %s yet: :MiniMeAsk starts one, then %s"):format(cwd, command))
+    return nil, nil
   end
-  return state, cwd
+  return state, { thread = id, cwd = require("minime.threads").cwd_of(id) }
 end
 
-local function send(op, payload)
-  local ok, err = pcall(require("minime.host").notify, op, payload)
+--- `where` ({thread, cwd}) with `fields` added: an operation's payload.
+local function payload(where, fields)
+  return vim.tbl_extend("force", where, fields)
+end
+
+local function send(op, fields)
+  local ok, err = pcall(require("minime.host").notify, op, fields)
   if not ok then
     notify(tostring(err), "ERROR")
   end
@@ -122,12 +138,12 @@ end
 --- :MiniMeMode [id]: set the mode of this cwd's session; without an id, pick one.
 ---@param id? string
 function M.set_mode(id)
-  local state, cwd = session_state(":MiniMeMode")
+  local state, where = session_state(":MiniMeMode")
   if not state then
     return
   end
   if id and id ~= "" then
-    send("mode", { cwd = cwd, mode_id = id }) -- the host refuses a mode not offered
+    send("mode", payload(where, { mode_id = id })) -- the host refuses a mode not offered
     return
   end
   if #(state.modes or {}) == 0 then
@@ -144,7 +160,7 @@ function M.set_mode(id)
     end,
   }, function(mode)
     if mode then
-      send("mode", { cwd = cwd, mode_id = mode.id })
+      send("mode", payload(where, { mode_id = mode.id }))
     end
   end)
 end
@@ -157,7 +173,7 @@ local function find_option(state, id)
   end
 end
 
-local function pick_value(cwd, option)
+local function pick_value(where, option)
   vim.ui.select(option.values or {}, {
     prompt = printable.line(option.name, 60) .. ":",
     kind = "minime.config_value",
@@ -168,7 +184,7 @@ local function pick_value(cwd, option)
     end,
   }, function(v)
     if v then
-      send("config", { cwd = cwd, config_id = option.id, value = v.value })
+      send("config", payload(where, { config_id = option.id, value = v.value }))
     end
   end)
 end
@@ -177,12 +193,12 @@ end
 ---@param id? string
 ---@param value? string
 function M.set_config(id, value)
-  local state, cwd = session_state(":MiniMeConfig")
+  local state, where = session_state(":MiniMeConfig")
   if not state then
     return
   end
   if id and value then
-    send("config", { cwd = cwd, config_id = id, value = value }) -- the host checks both
+    send("config", payload(where, { config_id = id, value = value })) -- the host checks both
     return
   end
   if #(state.config or {}) == 0 then
@@ -192,9 +208,9 @@ function M.set_config(id, value)
   if id then
     local option = find_option(state, id)
     if option then
-      pick_value(cwd, option)
+      pick_value(where, option)
     else
-      send("config", { cwd = cwd, config_id = id, value = "" }) -- refused, naming the options
+      send("config", payload(where, { config_id = id, value = "" })) -- refused, naming options
     end
     return
   end
@@ -211,7 +227,7 @@ function M.set_config(id, value)
     end,
   }, function(option)
     if option then
-      pick_value(cwd, option)
+      pick_value(where, option)
     end
   end)
 end

@@ -23,52 +23,67 @@ function M.notify(message, level)
   require("minime.ui.say").say(message, levels[level or "error"] or vim.log.levels.ERROR)
 end
 
---- One batch of events for the turn float of `key` (the session's cwd): see minime.ui.turn.
+--- The cwd thread `key` works in (a conversation the host never named: the key itself).
+---@param key string
+---@return string
+local function cwd_of(key)
+  return require("minime.threads").cwd_of(key) or key
+end
+
+--- One batch of events for the conversation of thread `key`: see minime.ui.turn.
 ---@param key string
 ---@param events table[]
 function M.apply(key, events)
+  local cwd = cwd_of(key)
   -- Before the float draws them: a turn's begin and the files it names (the review's baseline).
-  pcall(require("minime.review.baseline").see, key, events)
+  pcall(require("minime.review.baseline").see, key, cwd, events)
   -- Looked up at each call: a bench or test may wrap minime.ui.turn's apply.
   require("minime.ui.turn").apply(key, events)
   -- `follow`: the file a tool call works on shows beside the code (minime.ui.follow).
   if require("minime.config").options.follow then
-    pcall(require("minime.ui.follow").see, key, events)
+    pcall(require("minime.ui.follow").see, key, cwd, events)
   end
   -- A tool call ended, or the turn: files the agent changed on disk are refreshed.
   for i = #events, 1, -1 do
     local kind = type(events[i]) == "table" and events[i].kind
     if kind == "tool_result" or kind == "done" then
-      require("minime.editor.disk_refresh").soon(key)
+      require("minime.editor.disk_refresh").soon(cwd, key)
       break
     end
   end
 end
 
---- The host took ask `ask_id` for a turn in `cwd` (its selection is the tools' from now on).
----@param cwd string
+--- A thread's state changed (events.ThreadState): see minime.threads.
+---@param state table
+function M.thread_update(state)
+  require("minime.threads").update(state)
+end
+
+--- The host took ask `ask_id` for a turn in `thread` (its selection is the tools' from now on).
+---@param thread string
 ---@param ask_id integer
-function M.ask_accepted(cwd, ask_id)
-  return require("minime.editor.asks").accept(cwd, ask_id)
+function M.ask_accepted(thread, ask_id)
+  return require("minime.editor.asks").accept(thread, ask_id)
 end
 
---- The host refused an ask in `cwd` (a turn runs there, or its agent still starts, and
---- `queue = false`), or dropped a queued one (:MiniMeCancel): its text is kept as the cwd's
+--- The host refused an ask in `thread` (a turn runs there, or its agent still starts, and
+--- `queue = false`), or dropped a queued one (:MiniMeCancel): its text is kept as the thread's
 --- draft, for the next input.
----@param cwd string
+---@param thread string
 ---@param prompt string
-function M.ask_refused(cwd, prompt)
-  require("minime.ui.drafts").add(cwd, prompt)
+function M.ask_refused(thread, prompt)
+  require("minime.ui.drafts").add(thread, prompt)
 end
 
---- Run editor tool `name` (see minime.tools.call); returns its answer, or that it is pending.
-function M.tool(name, args, ctx, reply)
-  return require("minime.tools").call(name, args, ctx, reply)
+--- Run editor tool `name` for `thread` (see minime.tools.call); returns its answer, or that
+--- it is pending.
+function M.tool(name, args, ctx, reply, thread)
+  return require("minime.tools").call(name, args, ctx, reply, thread)
 end
 
 --- Answer the agent's `fs/read_text_file` or `fs/write_text_file` (see minime.editor.fs).
-function M.fs(method, params, cwd, reply)
-  return require("minime.editor.fs").call(method, params, cwd, reply)
+function M.fs(method, params, cwd, reply, thread)
+  return require("minime.editor.fs").call(method, params, cwd, reply, thread)
 end
 
 --- The conversation float's title says whether a permission prompt waits.
@@ -83,11 +98,12 @@ end
 --- The float's timeout is the option's, read here: it never crosses to the host and back.
 ---@param req table events.PermissionPrompt (rplugin/python3/minime/nvim/events.py)
 function M.permission(req)
+  local key = req.thread or req.cwd
   -- What the request would write is recorded first (the review's baseline).
-  pcall(require("minime.review.baseline").name_diffs, req.cwd, req.content)
+  pcall(require("minime.review.baseline").name_diffs, key, req.cwd, req.content)
   local permission = require("minime.config").options.permission
   req.timeout = type(permission) == "table" and permission.timeout or nil
-  pcall(require("minime.review.baseline").name_locations, req.cwd, req.locations)
+  pcall(require("minime.review.baseline").name_locations, key, req.cwd, req.locations)
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
     to_host("permission_answer", {
       id = req.id,
@@ -123,9 +139,9 @@ function M.elicitation_close(id)
 end
 
 --- :MiniMeLogin without a method: pick one of the agent's (vim.ui.select), then log in.
----@param cwd string
+---@param thread string
 ---@param methods table[] events.LoginMethod each (rplugin/python3/minime/nvim/events.py)
-function M.pick_login(cwd, methods)
+function M.pick_login(thread, methods)
   vim.ui.select(methods, {
     prompt = "Log in with:",
     kind = "minime.login",
@@ -135,7 +151,7 @@ function M.pick_login(cwd, methods)
     end,
   }, function(m)
     if m then
-      require("minime.actions").login(m.id, cwd)
+      require("minime.actions").login(m.id, thread)
     end
   end)
 end
@@ -175,32 +191,33 @@ function M.track_agent(pid)
   require("minime.host").track(pid)
 end
 
---- A session's modes and config options changed (nil: its session is gone).
----@param cwd string
+--- A thread's session's modes and config options changed (nil: its session is gone).
+---@param thread string
 ---@param state? table events.ModesState (rplugin/python3/minime/nvim/events.py)
-function M.modes_update(cwd, state)
-  return require("minime.modes").update(cwd, state)
+function M.modes_update(thread, state)
+  return require("minime.modes").update(thread, state)
 end
 
 --- :MiniMeTerminal: a client terminal's output, opened in a buffer (see minime.ui.terminal).
----@param cwd string
+---@param thread string
 ---@param shown table events.TerminalOutput (rplugin/python3/minime/nvim/events.py)
-function M.show_terminal(cwd, shown)
-  require("minime.ui.terminal").show(cwd, shown)
+function M.show_terminal(thread, shown)
+  require("minime.ui.terminal").show(thread, shown)
 end
 
---- Offer the sessions the host found (vim.ui.select); the chosen one is reopened in `cwd`.
----@param cwd string
+--- Offer the sessions the host found (vim.ui.select); the chosen one is reopened in `thread`.
+---@param thread string
 ---@param items table[] events.SessionItem each (rplugin/python3/minime/nvim/events.py)
 ---@param how "load"|"resume"
 ---@param manage? table events.SessionActions
-function M.pick_session(cwd, items, how, manage)
+function M.pick_session(thread, items, how, manage)
   manage = type(manage) == "table" and manage or {}
   local function title_of(item)
     return item.title ~= "" and item.title or nil
   end
   local function reopen(item)
-    require("minime.actions").load_session(item.session_id, { cwd = cwd, title = title_of(item) })
+    local opts = { thread = thread, title = title_of(item) }
+    require("minime.actions").load_session(item.session_id, opts)
   end
   local function act(item)
     local name = title_of(item) or item.session_id
@@ -224,14 +241,15 @@ function M.pick_session(cwd, items, how, manage)
         return reopen(item)
       elseif c[1] == "close" then
         local actions = require("minime.actions")
-        return actions.manage_session(item.session_id, "close", cwd, title_of(item))
+        return actions.manage_session(item.session_id, "close", thread, title_of(item))
       end
       vim.ui.select({ "Delete " .. name .. " for good", "Keep it" }, {
         prompt = "Delete this session?",
         kind = "minime.confirm",
       }, function(_, i)
         if i == 1 then
-          require("minime.actions").manage_session(item.session_id, "delete", cwd, title_of(item))
+          local actions = require("minime.actions")
+          actions.manage_session(item.session_id, "delete", thread, title_of(item))
         end
       end)
     end)

@@ -1,6 +1,6 @@
---- Statusline piece: a spinner while a minime turn runs, that a permission prompt waits, and
---- the session mode of the current cwd when its agent has one (lua/minime/modes.lua); '' when
---- there is none of them.
+--- Statusline piece: a spinner while a minime turn runs, that a permission prompt waits, the
+--- session mode of the current thread when its agent has one (lua/minime/modes.lua), and with
+--- several threads how many run and how many wait for you; '' when there is none of them.
 ---
 --- In 'statusline':  %{%v:lua.require'minime.status'.statusline()%}
 --- In lualine:       sections = { lualine_x = { require('minime.status').statusline } }
@@ -31,17 +31,31 @@ local function asking()
   )
 end
 
+--- " · 2 running · 1 waits" when there are several threads (minime.threads), else "".
+local function counts()
+  local threads = package.loaded["minime.threads"]
+  if not threads or threads.count() < 2 then
+    return ""
+  end
+  local busy, waits = threads.counts()
+  local out = busy > 0 and (" · %d running"):format(busy) or ""
+  return out .. (waits > 0 and (" · %d waits"):format(waits) or "")
+end
+
 --- The statusline text with its `%` as they are: a spinner frame and "minime" while a turn
---- runs, then " · mode: <name>" when the current cwd's session has a mode and
---- " · 53k/200k · $0.42" when its agent said its usage; '' when none of these.
+--- runs, then " · mode: <name>" when the current thread's session has a mode and
+--- " · 53k/200k · $0.42" when its agent said its usage, then the threads' counts; '' when
+--- none of these.
 ---@return string
 local function text()
   local n = running()
   local modes = package.loaded["minime.modes"]
-  local cwd = vim.uv.fs_realpath(vim.fn.getcwd()) or vim.fn.getcwd()
-  local mode = modes and modes.label(cwd)
-  local usage = modes and modes.usage(cwd)
+  local threads = package.loaded["minime.threads"]
+  local key = threads and threads.here() or vim.fn.getcwd()
+  local mode = modes and modes.label(key)
+  local usage = modes and modes.usage(key)
   local tail = asking() .. (mode and (" · " .. mode) or "") .. (usage and (" · " .. usage) or "")
+  tail = tail .. counts()
   if n == 0 then
     return tail ~= "" and ("minime" .. tail) or ""
   end

@@ -1,16 +1,17 @@
 --- The first ask without its start-up: the host (which imports the ACP SDK, ~0.4 s) and the
---- cwd's agent and session are started while the user is still typing that ask — when the
+--- thread's agent and session are started while the user is still typing that ask — when the
 --- command line starts `:MiniMe`, the input float opens, <Plug>(minime-ask) or the toggle is
 --- used. Nothing starts in an idle editor, nothing is sent to the agent but `initialize` and
 --- `session/new` (an abandoned ask sends no prompt; the warmed agent stays, as after any ask,
 --- until :MiniMeStop or the editor quits), and a warm-up that fails says nothing: the ask that
 --- follows starts again and says what went wrong. `warm = false` turns it off.
 ---
----   require("minime.warm").cwd(cwd)    -- the host and cwd's session (once per host)
+---   require("minime.warm").thread(id)  -- the host and the thread's session (once per host)
+---   require("minime.warm").cwd(cwd)    -- the same for the current thread of `cwd`
 ---   require("minime.warm").host()      -- the host only
 local M = {}
 
--- cwds warmed on the host's channel of that time: { [chan] = { [cwd] = true } }.
+-- threads warmed on the host's channel of that time: { [chan] = { [id] = true } }.
 local warmed = {}
 
 local function enabled()
@@ -29,28 +30,44 @@ function M.host()
   return ok and chan or nil
 end
 
---- Start the host and the session of `cwd` (default: the current one) for the ask to come.
----@param cwd? string
-function M.cwd(cwd)
+--- Start the host and the session of thread `id` for the ask to come (:MiniMeNew: at once).
+---@param id string
+function M.thread(id)
   local chan = M.host()
   if not chan then
     return
   end
-  cwd = cwd or vim.fn.getcwd()
   warmed = warmed[chan] and warmed or { [chan] = {} }
-  if warmed[chan][cwd] then
+  if warmed[chan][id] then
     return
   end
-  warmed[chan][cwd] = true
+  warmed[chan][id] = true
   pcall(function()
-    local payload = require("minime.actions").host_payload(cwd)
+    local payload = require("minime.actions").host_payload(id)
     require("minime.host").notify("warm", payload)
   end)
 end
 
---- The sessions warmed are gone (:MiniMeStop) or replaced (:MiniMeReset): warm them again.
-function M.forget()
-  warmed = {}
+--- Start the host and the session of the current thread of `cwd` (default: the one commands
+--- act on here), made if it has none.
+---@param cwd? string
+function M.cwd(cwd)
+  if enabled() then
+    M.thread(require("minime.actions").thread_of(cwd))
+  end
+end
+
+--- The sessions warmed are gone (:MiniMeStop) or replaced (:MiniMeReset of thread `id`):
+--- warm them again.
+---@param id? string
+function M.forget(id)
+  if id == nil then
+    warmed = {}
+    return
+  end
+  for _, ids in pairs(warmed) do
+    ids[id] = nil
+  end
 end
 
 -- A command line that names a command of ours: a range first is allowed (:'<,'>MiniMeAsk).

@@ -49,7 +49,8 @@ _G.shared_options = { global = global, window = window }
 """
 
 # :MiniMeStop, if the host runs: the agents' pids (the host's record of them) and how many
-# notifications came before; the host says "minime: agent stopped" once it has stopped them.
+# notifications came before; the host says "minime: agent stopped" (with several threads,
+# "minime: stopped N threads' agents") once it has stopped them.
 STOP = """
 local host = package.loaded['minime.host']
 if not host or not host.chan then return vim.NIL end
@@ -59,7 +60,10 @@ return { pids = vim.tbl_keys(host.agents), notes = #_G.notes }
 
 STOPPED = """
 for i = ... + 1, #_G.notes do
-  if _G.notes[i].msg == 'minime: agent stopped' then return true end
+  local msg = _G.notes[i].msg
+  if msg == 'minime: agent stopped' or msg:find("^minime: stopped %d+ threads' agents") then
+    return true
+  end
 end
 return false
 """

@@ -130,15 +130,19 @@ end
 ---@field editor_tools string "client"|"mcp"|"none": how the agent reaches the editor tools
 ---@field mcp_servers table[] the definition's own MCP servers, then setup's (the host checks them)
 
---- The agent an ask in `cwd` starts. Raises the first problem as a plain message; with
---- `opts.collect` returns every problem instead (what :checkhealth lists).
+--- The agent an ask in `cwd` starts: `opts.agent` (a definition's name: a thread made with
+--- :MiniMeNew <agent>), else the `agent` option. Raises the first problem as a plain message;
+--- with `opts.collect` returns every problem instead (what :checkhealth lists).
 ---@param cwd string
----@param opts? {collect?: boolean}
+---@param opts? {collect?: boolean, agent?: string}
 ---@return minime.ResolvedAgent resolved, {message: string, fix?: string[]}[] problems
 function M.resolve(cwd, opts)
   local options = require("minime.config").options
   local ctx = { cwd = cwd, config = options }
-  local agent = options.agent
+  local agent = opts and opts.agent or options.agent
+  -- setup's mode, discovery and editor_tools are the configured agent's: another definition
+  -- named for a thread keeps its own.
+  local own = agent == options.agent
   if agent == nil then
     agent = "mm"
   end
@@ -187,7 +191,7 @@ function M.resolve(cwd, opts)
   end
   resolved.demo = demo or nil
   -- setup{ mode } wins over the definition's: the session mode set when a session opens.
-  local mode = options.mode
+  local mode = own and options.mode or nil
   if mode == nil then
     mode = take("mode")
   end
@@ -199,7 +203,7 @@ function M.resolve(cwd, opts)
   end
   resolved.mode = mode
   -- nil: the agent file's word (agent_file), else "meta"; said so the host can tell a conflict.
-  local discovery = options.discovery or take("discovery")
+  local discovery = own and options.discovery or take("discovery")
   if discovery ~= nil and discovery ~= "meta" and discovery ~= "request" then
     problems[#problems + 1] = {
       message = ('discovery must be "meta" or "request", got %s'):format(shown(discovery)),
@@ -208,7 +212,7 @@ function M.resolve(cwd, opts)
   resolved.discovery = discovery
   -- setup{ editor_tools } wins over the definition's. A definition that says nothing gets
   -- mm's client tools if it names mm's agent file, else the MCP server.
-  local editor_tools = options.editor_tools
+  local editor_tools = own and options.editor_tools
     or take("editor_tools")
     or (resolved.agent_file and "client" or "mcp")
   if not vim.tbl_contains({ "client", "mcp", "none" }, editor_tools) then

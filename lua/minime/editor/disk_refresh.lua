@@ -142,9 +142,15 @@ local function refresh_sliced(cwd, done)
   from(1)
 end
 
---- Refresh the buffers under `cwd` in a moment (once for a burst of calls).
+-- cwd -> the thread whose turn asked for its refresh last: who is told of the files kept.
+local asked_by = {}
+
+--- Refresh the buffers under `cwd` in a moment (once for a burst of calls); `thread`: whose
+--- turn changed them (its conversation says which were kept as the user had them).
 ---@param cwd string
-function M.soon(cwd)
+---@param thread? string
+function M.soon(cwd, thread)
+  asked_by[cwd] = thread or asked_by[cwd]
   if scheduled[cwd] then
     return
   end
@@ -163,10 +169,12 @@ function M.soon(cwd)
       return
     end
     scheduled[cwd], M.waited[cwd] = nil, nil
+    local owner = asked_by[cwd]
     refresh_sliced(cwd, function(kept)
-      if #kept > 0 then
+      if #kept > 0 and owner then
         -- The host says it in the conversation (its one writer), after what it has sent.
-        pcall(require("minime.host").notify, "disk_kept", { cwd = cwd, files = kept })
+        local said = { cwd = cwd, thread = owner, files = kept }
+        pcall(require("minime.host").notify, "disk_kept", said)
       end
     end)
   end

@@ -128,7 +128,8 @@ local function write(params, ctx)
   if type(content) ~= "string" then
     fail("content must be a string")
   end
-  pcall(require("minime.review.baseline").name, ctx.cwd, real) -- before the write
+  -- Before the write: the text it replaces is the review's baseline.
+  pcall(require("minime.review.baseline").name, ctx.thread or ctx.cwd, ctx.cwd, real)
   local buf = loaded_buffer(real)
   local old, note, unsaved
   if buf then
@@ -154,13 +155,14 @@ local methods = { ["fs/read_text_file"] = read, ["fs/write_text_file"] = write }
 
 --- Answer `method` for the session in `cwd`; never throws. `{ ok, value | error }` at once, or
 --- `{ ok = true, pending = true }` and the answer later through the host's "tool_result" `reply`.
-function M.call(method, params, cwd, reply)
+function M.call(method, params, cwd, reply, thread)
   local fn = methods[method]
   if not fn then
     return { ok = false, error = "unknown method " .. tostring(method) }
   end
   local ctx = require("minime.config").tool_ctx(cwd)
   ctx.cwd = cwd
+  ctx.thread = type(thread) == "string" and thread or nil
   return async.answer(function()
     return fn(type(params) == "table" and params or {}, ctx)
   end, function(ok, result)

@@ -79,10 +79,11 @@ function M.current(path)
   return M.disk(path)
 end
 
----@param cwd string
+--- The last turn of the conversation `key` (a thread id; a cwd: its current thread).
+---@param key string
 ---@return minime.review.Turn?
-function M.last(cwd)
-  local s = M.sessions[cwd]
+function M.last(key)
+  local s = require("minime.threads").pick(M.sessions, key)
   return s and s.turns[#s.turns] or nil
 end
 
@@ -110,13 +111,14 @@ local function forget_unread(session)
   end
 end
 
----@param cwd string
+---@param key string the conversation (its thread)
+---@param cwd string where its files live
 ---@param ev table the begin event
-function M.begin(cwd, ev)
-  if ev.fresh or not M.sessions[cwd] then
-    M.sessions[cwd] = { turns = {}, recorded = {}, count = 0 }
+function M.begin(key, cwd, ev)
+  if ev.fresh or not M.sessions[key] then
+    M.sessions[key] = { turns = {}, recorded = {}, count = 0 }
   end
-  local session = M.sessions[cwd]
+  local session = M.sessions[key]
   forget_unread(session)
   session.count = session.count + 1
   local turns = session.turns
@@ -133,21 +135,22 @@ function M.begin(cwd, ev)
   end
   git.snapshot(cwd, function(tree, root)
     turn.tree, turn.root, turn.pending = tree, root, false
-    M.snapshots[cwd] = (M.snapshots[cwd] or 0) + 1
+    M.snapshots[key] = (M.snapshots[key] or 0) + 1
   end)
 end
 
 --- :MiniMeReset: the next turn starts a new session.
----@param cwd string
-function M.reset(cwd)
-  M.sessions[cwd] = nil
+---@param key string
+function M.reset(key)
+  M.sessions[key] = nil
 end
 
 --- The turn names `path` (absolute, resolved): its text now is its baseline, unless known.
+---@param key string
 ---@param cwd string
 ---@param path string
-function M.name(cwd, path)
-  local turn = M.last(cwd)
+function M.name(key, cwd, path)
+  local turn = M.last(key)
   if not turn or turn.texts[path] ~= nil or not under(cwd, path) then
     return
   end
@@ -155,52 +158,57 @@ function M.name(cwd, path)
 end
 
 --- The file `p` names (absolute, or relative to the cwd) is recorded, when it can be placed.
+---@param key string
 ---@param cwd string
 ---@param p any
-local function name_path(cwd, p)
+local function name_path(key, cwd, p)
   if type(p) == "string" and p ~= "" then
     local real =
       require("minime.editor.paths").realpath(p:sub(1, 1) == "/" and p or cwd .. "/" .. p)
     if real then
-      M.name(cwd, real)
+      M.name(key, cwd, real)
     end
   end
 end
 
 --- The files that diffs name (a tool call's `diffs`, or a permission request's `content`:
 --- items {type = "diff", path}) are recorded, before the tool that writes them runs.
+---@param key string
 ---@param cwd string
 ---@param diffs any
-function M.name_diffs(cwd, diffs)
+function M.name_diffs(key, cwd, diffs)
   for _, d in ipairs(type(diffs) == "table" and diffs or {}) do
-    name_path(cwd, type(d) == "table" and (d.type == nil or d.type == "diff") and d.path)
+    name_path(key, cwd, type(d) == "table" and (d.type == nil or d.type == "diff") and d.path)
   end
 end
 
 --- The files a tool call's `locations` name ({path, line?}, or a permission request's list of
 --- paths): recorded before the tool runs (outside git, the only record of a file an agent
 --- edits on disk with its own tool).
+---@param key string
 ---@param cwd string
 ---@param locations any
-function M.name_locations(cwd, locations)
+function M.name_locations(key, cwd, locations)
   for _, l in ipairs(type(locations) == "table" and locations or {}) do
-    name_path(cwd, type(l) == "table" and l.path or l)
+    name_path(key, cwd, type(l) == "table" and l.path or l)
   end
 end
 
---- One batch of turn events, before the float draws it (minime.rpc.apply).
+--- One batch of turn events of conversation `key` (its files under `cwd`), before the float
+--- draws it (minime.rpc.apply).
+---@param key string
 ---@param cwd string
 ---@param events table[]
-function M.see(cwd, events)
+function M.see(key, cwd, events)
   for _, ev in ipairs(events) do
     local kind = type(ev) == "table" and ev.kind
     if kind == "begin" then
-      M.begin(cwd, ev)
+      M.begin(key, type(ev.cwd) == "string" and ev.cwd or cwd, ev)
     elseif kind == "reset" then
-      M.reset(cwd)
+      M.reset(key)
     elseif kind == "tool_call" or kind == "tool_result" then
-      M.name_diffs(cwd, ev.diffs)
-      M.name_locations(cwd, ev.locations)
+      M.name_diffs(key, cwd, ev.diffs)
+      M.name_locations(key, cwd, ev.locations)
     end
   end
 end

@@ -168,7 +168,10 @@ end
 ---@param scope? string "all": the whole session; else the last turn
 function M.review(scope)
   local cwd = cwd_now()
-  local session = baseline.sessions[cwd]
+  local threads = require("minime.threads")
+  local key = threads.here()
+  cwd = key and threads.cwd_of(key) or cwd
+  local session = key and baseline.sessions[key]
   if not session or #session.turns == 0 then
     return say("nothing to review: no turn in " .. vim.fn.fnamemodify(cwd, ":~"))
   end

@@ -173,12 +173,13 @@ local function settle(name, is_user, ctx, ok, result, traceback)
   return { ok = true, value = result }
 end
 
--- The ctx of a call the host makes for `cwd`: the options as they are now, the cwd, and the
--- selection of the ask the running turn was started with.
-local function ctx_for(cwd)
+-- The ctx of a call the host makes for `cwd` in `thread`: the options as they are now, the
+-- cwd, and the selection of the ask the thread's running turn was started with.
+local function ctx_for(cwd, thread)
   local ctx = require("minime.config").tool_ctx(cwd)
   ctx.cwd = cwd
-  ctx.selection = require("minime.editor.asks").selection(cwd)
+  ctx.thread = thread
+  ctx.selection = require("minime.editor.asks").selection(thread)
   return ctx
 end
 
@@ -189,11 +190,12 @@ M.last_call = nil
 --- Run tool `name`; never throws. A tool that waits (async.wait: a file read off the main
 --- loop) answers `{ ok = true, pending = true }` at once and its real answer later, through
 --- `reply`: a function(answer), or the id the host gave (notification "tool_result").
+--- `thread`: the thread whose agent calls (the host's calls name it; its ask's selection).
 ---@return { ok: boolean, value?: any, error?: string, pending?: boolean }
-function M.call(name, args, ctx, reply)
+function M.call(name, args, ctx, reply, thread)
   M.last_call = vim.uv.now()
   if type(ctx) == "string" then
-    ctx = ctx_for(ctx)
+    ctx = ctx_for(ctx, type(thread) == "string" and thread or nil)
   elseif type(ctx) ~= "table" then
     ctx = {}
   end

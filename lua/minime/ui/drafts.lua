@@ -1,47 +1,48 @@
---- What was typed for an ask and not sent, per cwd: the input float closed without sending
+--- What was typed for an ask and not sent, per thread: the input float closed without sending
 --- (<Esc><Esc>, q, <C-c>, :q), or an ask the host refused (a turn already running). The next
---- input of that cwd (`i` in the conversation, :MiniMeAsk with no text) opens with it; sending
---- clears it. Kept for the Neovim session only.
+--- input of that thread (`i` in its conversation, :MiniMeAsk with no text) opens with it;
+--- sending clears it. Kept for the Neovim session only.
 local M = {}
 
 ---@type table<string, string>
 local drafts = {}
 
---- The host's key for `cwd` (its real path), so a reply from the conversation of a cwd and
---- :MiniMeAsk in it share one draft.
----@param cwd string
-local function key(cwd)
-  return vim.uv.fs_realpath(cwd) or cwd
+--- The thread `key` names: a thread id, or a cwd (its current thread).
+---@param key string
+---@return string
+local function key_of(key)
+  local threads = package.loaded["minime.threads"]
+  return threads and threads.key(key) or key
 end
 
----@param cwd string
+---@param key string
 ---@return string|nil
-function M.get(cwd)
-  return drafts[key(cwd)]
+function M.get(key)
+  return drafts[key_of(key)]
 end
 
---- Keep `text` as the draft of `cwd` (blank text clears it).
----@param cwd string
+--- Keep `text` as the draft of `key` (blank text clears it).
+---@param key string
 ---@param text string
-function M.set(cwd, text)
-  drafts[key(cwd)] = vim.trim(text) ~= "" and text or nil
+function M.set(key, text)
+  drafts[key_of(key)] = vim.trim(text) ~= "" and text or nil
 end
 
 --- Keep `text` too: after the draft already kept, when there is one and it differs (a refused
 --- ask never overwrites text typed earlier).
----@param cwd string
+---@param key string
 ---@param text string
-function M.add(cwd, text)
-  local old = M.get(cwd)
+function M.add(key, text)
+  local old = M.get(key)
   if old and vim.trim(old) ~= "" and old ~= text then
     text = old .. "\n\n" .. text
   end
-  M.set(cwd, text)
+  M.set(key, text)
 end
 
----@param cwd string
-function M.clear(cwd)
-  drafts[key(cwd)] = nil
+---@param key string
+function M.clear(key)
+  drafts[key_of(key)] = nil
 end
 
 return M

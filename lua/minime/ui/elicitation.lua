@@ -76,6 +76,11 @@ local function win_config(q, lines, state)
   local footer = q.choices and (" 1-%d choose · q decline "):format(#q.choices)
     or " <CR> answer · q decline "
   local waiting = state.waiting > 0 and ("(+%d) "):format(state.waiting) or ""
+  local threads = package.loaded["minime.threads"]
+  local whose = threads and threads.named_off_screen(q.req.thread)
+  if whose then -- its conversation is not on screen: the thread is named
+    waiting = "· " .. whose .. " " .. waiting
+  end
   local cfg = window.centered({
     width = math.min(widest, math.floor((window.area()) * 0.8)),
     height = 0.6,
@@ -191,10 +196,11 @@ function M.live()
   return questions:live()
 end
 
---- Whether a question of a turn in `cwd` waits for an answer.
+--- Whether a question of conversation `key` (its thread) waits for an answer.
+---@param key string
 ---@return boolean
-function M.waiting(cwd)
-  return questions.queue:has_cwd(cwd)
+function M.waiting(key)
+  return questions.queue:has_thread(key)
 end
 
 --- Enter the shown question's float (:MiniMePermission), as permission_focus enters a

@@ -37,7 +37,7 @@ M.errors = {}
 local pending
 ---@type uv.uv_timer_t?
 local timer
---- cwd -> call id -> the location last taken from that call ("path:line"): an update that
+--- thread -> call id -> the location last taken from that call ("path:line"): an update that
 --- repeats the call's locations shows nothing again.
 ---@type table<string, table<string, string>>
 local taken = {}
@@ -224,26 +224,28 @@ local function try()
 end
 
 --- One batch of turn events (minime.rpc.apply): a tool call's first location, when it is new
---- for the call, is where the agent is now.
+--- for the call, is where the agent is now. `key`: the conversation (its thread), `cwd`: where
+--- its files are.
+---@param key string
 ---@param cwd string
 ---@param events table[]
-function M.see(cwd, events)
+function M.see(key, cwd, events)
   if not M.enabled() then
     return
   end
   local reached = {} -- the locations new for their call, in order
   for _, ev in ipairs(events) do
     if type(ev) == "table" and ev.kind == "begin" then
-      taken[cwd] = {}
+      taken[key] = {}
     elseif type(ev) == "table" and ev.kind == "tool_call" and type(ev.locations) == "table" then
       local loc = ev.locations[1]
       local path = type(loc) == "table" and loc.path
       if type(path) == "string" and path ~= "" then
         local line = tonumber(loc.line) or 1
-        local key, calls = path .. ":" .. line, taken[cwd] or {}
-        taken[cwd] = calls
-        if calls[tostring(ev.id)] ~= key then
-          calls[tostring(ev.id)] = key
+        local at, calls = path .. ":" .. line, taken[key] or {}
+        taken[key] = calls
+        if calls[tostring(ev.id)] ~= at then
+          calls[tostring(ev.id)] = at
           reached[#reached + 1] = { path = path, line = line }
         end
       end

@@ -123,16 +123,17 @@ end
 --- What the agent said of call `call_id` after asking about it: a prompt (shown or waiting)
 --- that asked with no input gets `input`. claude-agent-acp asks to approve a plan with an empty
 --- toolCall and may send the plan (the call's rawInput) just after the request.
----@param cwd string
+---@param key string the conversation (its thread; a request naming none: its cwd)
 ---@param call_id string
 ---@param input any
-function M.call_update(cwd, call_id, input)
+function M.call_update(key, call_id, input)
   if empty(input) or type(input) ~= "table" then
     return
   end
   local function fill_input(p)
     local req = p.req
-    if p.done or view.str(req.cwd) ~= cwd or view.str(req.call_id) ~= call_id then
+    local of = (req.thread ~= nil and req.thread ~= vim.NIL) and req.thread or req.cwd
+    if p.done or view.str(of) ~= key or view.str(req.call_id) ~= call_id then
       return false
     end
     if not empty(req.input) then
@@ -169,11 +170,11 @@ function M.pending()
   return prompts.queue:ids()
 end
 
---- Whether a prompt of a turn in `cwd` waits for an answer (the conversation's title says so).
----@param cwd string
+--- Whether a prompt of conversation `key` (its thread) waits for an answer (its title says so).
+---@param key string
 ---@return boolean
-function M.waiting(cwd)
-  return prompts.queue:has_cwd(cwd)
+function M.waiting(key)
+  return prompts.queue:has_thread(key)
 end
 
 --- The float of the shown prompt, if any.

@@ -235,6 +235,11 @@ function M.win_config(req, lines, state)
   end
   footer = footer .. "q reject "
   local title = " minime · permission "
+  local threads = package.loaded["minime.threads"]
+  local whose = threads and threads.named_off_screen(req.thread)
+  if whose then -- its conversation is not on screen: the thread is named
+    title = title .. "· " .. whose .. " "
+  end
   if state.waiting > 0 then
     title = title .. ("(+%d waiting) "):format(state.waiting)
   end

@@ -3,8 +3,8 @@
 --- The host runs them (rplugin/python3/minime/terminals.py) and sends their output: with the
 --- turn's events (`terminal`, each the output's end now; tools.lua draws it under its tool
 --- line) and for :MiniMeTerminal (`require('minime.rpc').show_terminal`). This module keeps,
---- per cwd, the ids seen (for completion) and the last one, and shows a terminal's output in a
---- scratch buffer — one per terminal, refreshed while it is open.
+--- per thread (its conversation's key), the ids seen (for completion) and the last one, and
+--- shows a terminal's output in a scratch buffer — one per terminal, refreshed while open.
 local printable = require("minime.ui.printable")
 
 local api = vim.api
@@ -13,12 +13,12 @@ local M = {}
 
 ---@type table<string, {ids: string[], last: string?}>
 local seen = {}
----@type table<string, integer> "cwd\0id" -> its buffer
+---@type table<string, integer> "thread\0id" -> its buffer
 local buffers = {}
 
-local function remember(cwd, id)
-  local s = seen[cwd] or { ids = {} }
-  seen[cwd] = s
+local function remember(key, id)
+  local s = seen[key] or { ids = {} }
+  seen[key] = s
   if not vim.tbl_contains(s.ids, id) then
     table.insert(s.ids, id)
   end
@@ -47,53 +47,56 @@ local function fill(buf, output, status)
   vim.bo[buf].modifiable = false
 end
 
---- A `terminal` event of the turn of `cwd`: its id is remembered, its open buffer refreshed.
----@param cwd string
+--- A `terminal` event of the conversation `key` (its thread): its id is remembered, its open
+--- buffer refreshed.
+---@param key string
 ---@param ev {terminal_id: string, output: string, status: string?}
-function M.update(cwd, ev)
+function M.update(key, ev)
   if type(ev.terminal_id) ~= "string" then
     return
   end
-  remember(cwd, ev.terminal_id)
-  local buf = buffers[cwd .. "\0" .. ev.terminal_id]
+  remember(key, ev.terminal_id)
+  local buf = buffers[key .. "\0" .. ev.terminal_id]
   if buf and api.nvim_buf_is_valid(buf) then
     fill(buf, ev.output, ev.status ~= vim.NIL and ev.status or nil)
   end
 end
 
---- Open (or refresh and go to) the buffer of one terminal, in a split at the bottom.
----@param cwd string
+--- Open (or refresh and go to) the buffer of one terminal of thread `key`, in a split at the
+--- bottom.
+---@param key string
 ---@param shown {terminal_id: string, output: string, status: string?, ids: string[]}
-function M.show(cwd, shown)
+function M.show(key, shown)
   for _, id in ipairs(type(shown.ids) == "table" and shown.ids or {}) do
-    remember(cwd, id)
+    remember(key, id)
   end
-  remember(cwd, shown.terminal_id)
-  local key = cwd .. "\0" .. shown.terminal_id
-  local buf = buffers[key]
+  remember(key, shown.terminal_id)
+  local slot = key .. "\0" .. shown.terminal_id
+  local buf = buffers[slot]
   if not (buf and api.nvim_buf_is_valid(buf)) then
     buf = api.nvim_create_buf(false, true)
     vim.bo[buf].bufhidden = "hide"
     vim.b[buf].minime = "terminal"
     local name = ("minime://terminal/%s/%s"):format(
-      vim.fn.fnamemodify(cwd, ":t"),
+      vim.fn.fnamemodify(require("minime.threads").cwd_of(key) or key, ":t"),
       shown.terminal_id
     )
     pcall(api.nvim_buf_set_name, buf, name)
-    buffers[key] = buf
+    buffers[slot] = buf
   end
   fill(buf, shown.output, shown.status ~= vim.NIL and shown.status or nil)
   require("minime.ui.window").show_at_bottom(buf, "the terminal's window", ":MiniMeTerminal")
 end
 
---- The terminal ids of `cwd` seen so far that start with `lead` (:MiniMeTerminal completion).
----@param cwd string
+--- The terminal ids of thread `key` (a cwd: its current thread) seen so far that start with
+--- `lead` (:MiniMeTerminal completion).
+---@param key string
 ---@param lead string
 ---@return string[]
-function M.complete(cwd, lead)
+function M.complete(key, lead)
   return vim.tbl_filter(function(id)
     return id:sub(1, #lead) == lead
-  end, (seen[cwd] or { ids = {} }).ids)
+  end, (require("minime.threads").pick(seen, key) or { ids = {} }).ids)
 end
 
 return M

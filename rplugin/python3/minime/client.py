@@ -66,7 +66,6 @@ class Client:
             mcp=self.mcp,
             terminals=self.terminals,
             cancel_timeout=options.cancel_timeout,
-            owner=self,
         )
         if self.terminals is not None:
             self.terminals.on_grew = self._registry.terminal_grew

@@ -14,7 +14,6 @@ from .errors import Busy, Error
 from .live_terminals import LiveTerminals
 from .model import AvailableCommand, ConfigOption, Event, Result, SessionModes, ToolCall
 from .session_state import SessionState, state_event
-from .sink import SessionClient
 from .terminals import Terminal, Terminals
 from .transport import STOP_REASON_META
 from .turn import Prompt, Turn, TurnHooks, TurnStream, merged
@@ -36,11 +35,9 @@ class Session:
         session_id: str,
         cwd: str,
         *,
-        client: SessionClient,
         terminals: Terminals | None = None,
         cancel_timeout: float = 30.0,
     ) -> None:
-        self.client = client  # the Client it runs on
         self.session_id = session_id
         self.cwd = cwd
         self._connection = connection

@@ -18,7 +18,6 @@ from .errors import Error
 from .mcp_servers import SessionServers
 from .scopes import Opening, Scopes
 from .session import Inbound, Session
-from .sink import SessionClient
 from .terminals import Terminals
 from .tool_service import ToolService
 
@@ -46,7 +45,6 @@ class SessionRegistry:
         mcp: SessionServers,
         terminals: Terminals | None,
         cancel_timeout: float,
-        owner: SessionClient,
     ) -> None:
         self.sessions: dict[str, Session] = {}
         self.agent_capabilities: dict[str, Any] = {}
@@ -57,7 +55,6 @@ class SessionRegistry:
         self._mcp = mcp
         self._terminals = terminals
         self._cancel_timeout = cancel_timeout
-        self._owner = owner  # the Client: what ``session.client`` names
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -145,7 +142,6 @@ class SessionRegistry:
             self._connection,
             session_id,
             cwd,
-            client=self._owner,
             terminals=self._terminals,
             cancel_timeout=self._cancel_timeout,
         )

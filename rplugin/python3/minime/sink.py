@@ -1,6 +1,6 @@
 """The shapes library modules know each other by, so that neither imports the other: the sink
 the ACP handler (handler.py) hands the agent's requests and updates to (session_registry.py's
-registry is the one), and the client a session names (a :class:`minime.client.Client`)."""
+registry is the one), and the session its requests are about."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .model import ToolCall
 
 if TYPE_CHECKING:
-    from .options import Options
     from .terminals import Terminals
 
 T = TypeVar("T")
@@ -47,22 +46,3 @@ class Sink(Protocol):
     async def call_tool(self, method: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
     async def cancellable(self, work: Awaitable[T]) -> T: ...
-
-
-class SessionClient(Protocol):
-    """The client a session runs on (``session.client``), as its readers use it: a
-    :class:`minime.client.Client`, which imports session.py, so session.py cannot name it."""
-
-    @property
-    def options(self) -> Options: ...
-
-    @property
-    def alive(self) -> bool: ...
-
-    @property
-    def agent_capabilities(self) -> dict[str, Any]: ...
-
-    @property
-    def terminals(self) -> Terminals | None: ...
-
-    def forget(self, session: Any) -> None: ...

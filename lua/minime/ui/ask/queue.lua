@@ -66,12 +66,14 @@ function Queue:ids()
   end, self:all())
 end
 
---- Whether an ask of a turn in `cwd` waits for an answer.
----@param cwd string
+--- Whether an ask of the conversation `key` (its thread; a request that names none: its cwd)
+--- waits for an answer.
+---@param key string
 ---@return boolean
-function Queue:has_cwd(cwd)
+function Queue:has_thread(key)
   for _, p in ipairs(self:all()) do
-    if str(p.req.cwd) == cwd then
+    local thread = p.req.thread
+    if str((thread ~= nil and thread ~= vim.NIL) and thread or p.req.cwd) == key then
       return true
     end
   end

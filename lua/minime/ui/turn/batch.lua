@@ -73,13 +73,15 @@ local function finish(t, data)
   buffer.highlight(t, true)
   if visible(t) then
     float.restate(t)
-  else
+  else -- off screen: one line says whose turn ended, and how
     local what = data.error and ("failed: " .. require("minime.ui.printable").text(data.error))
       or ("finished (" .. (text.reasons[data.stop_reason] or data.stop_reason or "ended") .. ")")
-    require("minime.ui.say").say(
-      "minime: turn in " .. vim.fn.fnamemodify(t.cwd, ":~") .. " " .. what,
-      data.error and vim.log.levels.ERROR or vim.log.levels.INFO
-    )
+    local threads = package.loaded["minime.threads"]
+    local thread = threads and threads.get(t.key)
+    local said = thread
+        and ("minime: %s: turn %s (:MiniMeThreads)"):format(threads.name(thread), what)
+      or ("minime: turn in %s %s"):format(vim.fn.fnamemodify(t.cwd, ":~"), what)
+    require("minime.ui.say").say(said, data.error and vim.log.levels.ERROR or vim.log.levels.INFO)
   end
   api.nvim_exec_autocmds("User", { pattern = "MiniMeTurnDone", data = data, modeline = false })
   require("minime.heap").soon()

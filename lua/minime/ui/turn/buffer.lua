@@ -137,6 +137,7 @@ function M.make(t)
   local buf = window.scratch("turn", "hide")
   pcall(api.nvim_buf_set_name, buf, "minime://turn/" .. t.key)
   vim.b[buf].minime_key = t.key
+  vim.b[buf].minime_thread = t.key
   -- 'filetype' without FileType: the float needs no ftplugin, and loading it with the regex
   -- syntax cost ~20 ms a turn (bench/load.py), a fresh buffer being made for each turn.
   local ignore = vim.o.eventignore

@@ -210,7 +210,8 @@ function M.done(t, ev)
   if present(ev.session_id) then
     t.session_id = str(ev.session_id)
   end
-  t.done = { cwd = t.cwd, session_id = t.session_id, stop_reason = reason, error = err }
+  t.done =
+    { thread = t.key, cwd = t.cwd, session_id = t.session_id, stop_reason = reason, error = err }
 end
 
 --- The files an ask's @-mentions attached, by name (rplugin/.../nvim/mentions.py).

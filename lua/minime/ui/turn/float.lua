@@ -58,8 +58,12 @@ end
 function M.state(t)
   if t.running then
     local permission = package.loaded["minime.ui.permission"]
-    if permission and permission.waiting(t.cwd) then
+    if permission and permission.waiting(t.key) then
       return "waiting for permission"
+    end
+    local question = package.loaded["minime.ui.elicitation"]
+    if question and question.waiting(t.key) then
+      return "waiting for your answer"
     end
     return "running"
   elseif t.error then
@@ -77,7 +81,7 @@ end
 ---@return string?
 function M.mode(t)
   local modes = package.loaded["minime.modes"]
-  return modes and modes.label(t.cwd) or nil
+  return modes and modes.label(t.key) or nil
 end
 
 --- The title (the agent, the state and the cwd) and the footer (the keys) of the window.
@@ -91,7 +95,7 @@ local function words(t)
   -- The state first: a narrow float cuts the title's end (the cwd), never the state.
   local parts = { M.state(t), t.agent or "minime" }
   local modes = package.loaded["minime.modes"]
-  local title = modes and modes.title(t.cwd)
+  local title = modes and modes.title(t.key)
   if title then -- the agent's words (session_info_update): printable, one short line
     parts[#parts + 1] = require("minime.ui.printable").line(title, 40)
   end
@@ -105,7 +109,7 @@ local function words(t)
   if waiting > 0 then -- said here too: a folded tool at the end hides the lines under it
     footer = (" ⧗ %d queued ·"):format(waiting) .. footer
   end
-  local usage = modes and modes.usage(t.cwd)
+  local usage = modes and modes.usage(t.key)
   if usage then
     footer = " " .. usage .. " ·" .. footer
   end
@@ -211,6 +215,23 @@ function M.adopt(t, win)
     local title, footer = words(t)
     panel.restate(win, title, footer)
   end
+end
+
+--- Show `t` in the window `from` shows (a panel or a float of this tab page) in its place:
+--- switching threads switches the buffer, never opens a second panel.
+---@param from minime.turn.Turn
+---@param t minime.turn.Turn
+function M.switch(from, t)
+  local win = from.win
+  from.win = nil
+  api.nvim_win_set_buf(win, t.buf)
+  t.win = win
+  if not panel.is_split(win) then
+    t.last_win = win
+    api.nvim_win_set_config(win, M.config(t))
+  end
+  M.adopt(t, win)
+  M.follow(t)
 end
 
 ---@param t minime.turn.Turn

@@ -1,4 +1,7 @@
---- The turn float: one per session cwd (the key), fed by the Python host in batches.
+--- The conversations: one per thread (the key: its id, minime.threads), each its own buffer
+--- (`b:minime == "turn"`, `b:minime_thread` its id), fed by the Python host in batches; one
+--- window (the panel or the float) shows the current thread's, and switches buffer when the
+--- current thread changes. Where a function takes a key, a cwd means its current thread.
 ---
 --- The host calls `require('minime.ui.turn').apply(key, events)` about every 16 ms with the
 --- events of one batch, in order. Their shapes are stated once, as the msgspec Structs of
@@ -11,7 +14,7 @@
 --- plan are edited in place through extmarks. The buffer is never rewritten: a turn appends to
 --- the conversation; "reset" (or a fresh begin) starts a new buffer.
 ---
---- This module holds the conversations (one per cwd; named `t`, a "turn", in the parts) and
+--- This module holds the conversations (one per thread; named `t`, a "turn", in the parts) and
 --- hands each batch to turn/batch.lua; the parts are
 ---   turn/batch.lua     one batch: each event to its part, then the window and the turn's end
 ---   turn/conversation.lua  the turns in order: a new prompt appends, reset, old output trimmed
@@ -117,12 +120,31 @@ batch.resynced = function(msg)
   M.resyncs[#M.resyncs + 1] = msg
 end
 
+--- The conversation of `key`: a thread id as it is; else a cwd's current thread (nil: none).
+---@param key string
+---@return minime.turn.Turn?
+local function find(key)
+  return require("minime.threads").pick(turns, key)
+end
+
+--- Whether `key` may take the window by itself: the current thread of its cwd (a thread in
+--- the background streams into its buffer, never into the window shown).
+---@param key string
+---@return boolean
+local function is_current(key)
+  local threads = package.loaded["minime.threads"]
+  local thread = threads and threads.get(key)
+  return thread == nil or threads.current(thread.cwd) == key
+end
+
 ---@param key string
 ---@return minime.turn.Turn
 local function get_turn(key)
   local t = turns[key]
   if not t then
-    t = { key = key, cwd = key, running = false } --[[@as minime.turn.Turn]]
+    local threads = package.loaded["minime.threads"]
+    local cwd = threads and threads.cwd_of(key) or key
+    t = { key = key, cwd = cwd, running = false } --[[@as minime.turn.Turn]]
     turns[key] = t
     buffer.make(t)
   elseif not api.nvim_buf_is_loaded(t.buf) then -- wiped, or unloaded (it would read as empty)
@@ -141,7 +163,9 @@ local function apply(key, events)
   local fresh = turns[key] == nil
   local t = get_turn(key)
   local began = batch.apply(t, events, fresh, function()
-    M.open(key)
+    if is_current(key) then
+      M.open(key)
+    end
   end)
   if began then
     last_key = key
@@ -150,8 +174,8 @@ end
 
 -- Public API ----------------------------------------------------------------------------------
 
---- Apply one batch of events to the turn of `key` (the session's cwd). Never throws: failures
---- go to `M.errors`.
+--- Apply one batch of events to the conversation of `key` (a thread id). Never throws:
+--- failures go to `M.errors`.
 ---@param key string
 ---@param events table[]
 function M.apply(key, events)
@@ -161,22 +185,53 @@ function M.apply(key, events)
   end
 end
 
---- Show the float of a turn (hiding any other turn float). Returns false for an unknown key.
+--- Show the conversation of `key` (a thread id, or a cwd: its current thread) in the window
+--- another one shows (its buffer switched: never a second panel), else in a new one. Returns
+--- false for an unknown key.
 ---@param key string
 ---@return boolean
 function M.open(key)
-  local t = turns[key]
+  local t = find(key)
   if not t or not api.nvim_buf_is_loaded(t.buf) then
     return false
   end
-  last_key = key
+  last_key = t.key
   if visible(t) then
     return true
   end
   for _, other in pairs(turns) do
-    float.hide(other)
+    if other ~= t and visible(other) then
+      float.switch(other, t)
+      break
+    end
   end
-  return float.show(t)
+  for _, other in pairs(turns) do
+    if other ~= t then
+      float.hide(other)
+    end
+  end
+  return visible(t) or float.show(t)
+end
+
+--- An empty conversation for thread `key` working in `cwd` (:MiniMeNew), its title naming
+--- `agent`; nothing changes if it exists.
+---@param key string
+---@param cwd string
+---@param agent? string
+function M.make(key, cwd, agent)
+  local t = get_turn(key)
+  t.cwd = cwd
+  if agent and agent ~= "" and not t.agent then
+    t.agent = require("minime.ui.printable").line(agent, 60)
+  end
+end
+
+--- Whether the conversation of `key` shows in a window of the current tab page.
+---@param key string
+---@return boolean
+function M.on_screen(key)
+  local t = turns[key]
+  return t ~= nil and api.nvim_buf_is_valid(t.buf) and visible(t)
 end
 
 --- Show the float of the last turn begun or shown.
@@ -188,24 +243,41 @@ end
 --- Hide the float of a turn; the turn goes on and its buffer keeps receiving events.
 ---@param key string
 function M.close(key)
-  local t = turns[key]
+  local t = find(key)
   if t then
     float.hide(t)
   end
 end
 
---- State of a turn, or nil.
+--- A closed thread's conversation goes: its window closes, its buffer is wiped.
+---@param key string
+function M.forget(key)
+  local t = turns[key]
+  if not t then
+    return
+  end
+  float.hide(t)
+  turns[key] = nil
+  buffer.forget(t.buf)
+  pcall(api.nvim_buf_delete, t.buf, { force = true })
+  if last_key == key then
+    last_key = nil
+  end
+end
+
+--- State of a conversation (a thread id, or a cwd: its current thread), or nil.
 ---@param key string
 ---@return {buf: integer, win?: integer, running: boolean, cwd: string, session_id?: string,
 ---  stop_reason?: string, state: string, agent?: string, last_start: integer,
----  queued: string[]}?
+---  queued: string[], thread: string}?
 function M.get(key)
-  local t = turns[key]
+  local t = find(key)
   if not t then
     return nil
   end
   visible(t)
   return {
+    thread = t.key,
     buf = t.buf,
     win = t.win,
     running = t.running,
@@ -270,7 +342,7 @@ end
 ---@param key? string
 function M.refresh(key)
   key = key or M.shown()
-  local t = key and turns[key]
+  local t = key and find(key)
   if t and visible(t) then
     float.restate(t)
   end
@@ -280,7 +352,7 @@ end
 ---@param key string
 ---@return integer
 function M.turn_count(key)
-  local t = turns[key]
+  local t = find(key)
   return t and t.past and #t.past or 0
 end
 

@@ -262,7 +262,7 @@ local function on_tool(t, ev, result)
     tool.location = ev.locations[1] -- where <CR> on its line goes (M.jump)
   end
   if not result then
-    require("minime.ui.permission").call_update(t.cwd, tool.id, ev.input)
+    require("minime.ui.permission").call_update(t.key, tool.id, ev.input)
   end
   local diffs = type(ev.diffs) == "table" and #ev.diffs > 0 and ev.diffs or nil
   if not result and tool.input_n == 0 then

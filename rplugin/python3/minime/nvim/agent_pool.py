@@ -1,6 +1,7 @@
-"""The agents the host runs: one client per agent (argv, env, discovery), shared by every cwd
-that asks it, started once however many asks arrive while it starts (single_flight.py); each
-cwd's session is its Workspace's (workspace.py), opened here.
+"""The agents the host runs: one client per agent (argv, env, discovery), shared by every
+thread that asks it (two threads of one agent: two sessions of one process), started once
+however many asks arrive while it starts (single_flight.py); each thread's session
+(thread.py) is opened here.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from ..elicitations import ElicitationAnswer, ElicitationRequest
 from ..errors import Error
 from ..model import PermissionRequest
 from ..session import Session
-from ..sink import SessionClient
 from . import agentfile, ops
 from .agent_env import agent_env
 from .bridge import NvimBridge
 from .single_flight import SingleFlight
-from .workspace import Workspaces
+from .thread import Thread
+from .thread_registry import Threads
 
 log = logging.getLogger("minime")
 
@@ -46,64 +47,50 @@ class AgentHooks(Protocol):
 
 
 class AgentPool:
-    def __init__(self, bridge: NvimBridge, workspaces: Workspaces, hooks: AgentHooks) -> None:
+    def __init__(self, bridge: NvimBridge, threads: Threads, hooks: AgentHooks) -> None:
         self._bridge = bridge
         self._hooks = hooks
         self.clients: dict[ClientKey, Client] = {}
-        self._workspaces = workspaces
+        self._threads = threads
         # "This agent has started": one start per client key.
         self._starting: SingleFlight[ClientKey, Client] = SingleFlight()
         self._told_disabled: set[str] = set()
         # Clients a session is being opened on (id -> how many): in use, though no session yet.
         self._claimed: collections.Counter[int] = collections.Counter()
-        # Agents being ended because no session uses them (_end_unused): still ours to kill.
+        # Agents being ended because no session uses them (end_unused): still ours to kill.
         self._ending: dict[asyncio.Task[None], Client] = {}
-        # Each client's agent as the ask that started it named it: (definition name, label).
-        self._named: dict[SessionClient, tuple[str, str]] = {}
 
-    # -- sessions keyed on cwd --------------------------------------------------------
-
-    def agent_of(self, session_id: str) -> tuple[str, str]:
-        """(definition name, label) of the agent that runs session ``session_id`` ("" unknown):
-        what a permission float's words for the agent's options go by."""
-        found = self._workspaces.of_session(session_id)
-        if found is None or found.session is None:
-            return ("", "")
-        return self._named.get(found.session.client, ("", ""))
-
-    def cwd_of(self, session_id: str) -> str:
-        found = self._workspaces.of_session(session_id)
-        return found.cwd if found is not None else ""
+    # -- each thread's session ------------------------------------------------------------
 
     async def open_session(
-        self, cwd: str, payload: ops.AgentOp, on_start: Callable[[], None] | None = None
+        self, thread: Thread, payload: ops.AgentOp, on_start: Callable[[], None] | None = None
     ) -> Session:
-        """A new session for ``cwd``, now its own; ``on_start`` is called only when an agent
+        """A new session for ``thread``, now its own; ``on_start`` is called only when an agent
         process is really being started for it (a new session on a running agent is not).
-        Its caller runs it once per cwd at a time (Workspace.ready)."""
+        Its caller runs it once per thread at a time (Thread.ready)."""
         client = await self.client_for(payload, on_start)
         dirs = self._hooks.additional_directories()
         self._claimed[id(client)] += 1
         try:
-            session = await client.new_session(cwd, additional_directories=dirs)
+            session = await client.new_session(thread.cwd, additional_directories=dirs)
         finally:
             self._claimed[id(client)] -= 1
             if self._claimed[id(client)] <= 0:
                 del self._claimed[id(client)]
-        self._workspaces[cwd].session = session
-        log.info("session %s for %s", session.session_id, cwd)
-        self._end_unused()
+        thread.take_agent(payload)
+        thread.opened(client, session)
+        log.info("session %s for thread %s in %s", session.session_id, thread.id, thread.cwd)
+        self.end_unused()
         return session
 
-    def adopt(self, cwd: str, session: Session, current: Session | None) -> None:
-        """``session`` (reopened) is now ``cwd``'s; ``current``, the one it had when the
-        reopening began, is forgotten."""
-        if current is not None and (current.client, current.session_id) != (
-            session.client,
-            session.session_id,
-        ):
-            current.client.forget(current)
-        self._workspaces[cwd].session = session
+    def adopt(self, thread: Thread, client: Client, session: Session) -> None:
+        """``session`` (reopened on ``client``) is now the thread's; the one it had is
+        forgotten."""
+        current, runs_on = thread.session, thread.client
+        same = (runs_on, current and current.session_id) == (client, session.session_id)
+        if current is not None and runs_on is not None and not same:
+            runs_on.forget(current)
+        thread.opened(client, session)
 
     # -- clients keyed on (argv, env, discovery) -----------------------------------------
 
@@ -206,17 +193,17 @@ class AgentPool:
                 "take http MCP servers (mcpCapabilities.http)",
                 "warn",
             )
-        self._named[client] = (payload.agent or "", payload.label or payload.agent or "")
         assert client.process is not None
         self._bridge.lua("require('minime.rpc').track_agent(...)", client.process.pid)
         log.info("agent started: %s (pid %d)", " ".join(client.argv), client.process.pid)
         return client
 
-    def _end_unused(self) -> None:
-        """End the agents no session uses any more: a cwd reset after setup() changed the
+    def end_unused(self) -> None:
+        """End the agents no session uses any more: a thread reset after setup() changed the
         agent opens its session on the new one, and the old one would run on, idle, until
-        Neovim quits (one more process at each such reset)."""
-        used = {id(w.session.client) for w in self._workspaces.with_sessions() if w.session}
+        Neovim quits (one more process at each such reset); a thread closed may leave its
+        agent with no session either."""
+        used = {id(t.client) for t in self._threads.with_sessions()}
         used |= set(self._claimed)
         for key, client in list(self.clients.items()):
             if id(client) in used:
@@ -227,15 +214,14 @@ class AgentPool:
             self._ending[task] = client
             task.add_done_callback(lambda done: self._ending.pop(done, None))
 
-    def drop(self, client: SessionClient) -> None:
+    def drop(self, client: Client) -> None:
         """``client`` died: neither it nor its sessions are used again."""
-        self._named.pop(client, None)
         for key, known in list(self.clients.items()):
             if known is client:
                 del self.clients[key]
-        for found in self._workspaces.with_sessions():
-            if found.session is not None and found.session.client is client:
-                found.session = None
+        for thread in self._threads.with_sessions():
+            if thread.client is client:
+                thread.lost_session()
 
     async def close_all(self) -> None:
         """Every agent ends, those still starting too (their processes are ended before this
@@ -243,8 +229,8 @@ class AgentPool:
         await self._starting.cancel_all()
         clients = [*self.clients.values(), *self._ending.values()]
         self.clients.clear()
-        for found in self._workspaces.with_sessions():
-            found.session = None
+        for thread in self._threads.with_sessions():
+            thread.lost_session()
         for client in clients:
             await client.close(grace=2.0)  # idempotent: one being ended is waited for
 

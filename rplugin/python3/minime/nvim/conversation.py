@@ -1,6 +1,8 @@
-"""The turn floats as the host's parts write to them: events in stream order, batched by
-render.py and sent with one ``rpc.apply`` per cwd per flush. Handed once to each part that
-shows something in a conversation (the asks, the queue, permissions, questions, the tools).
+"""The conversations as the host's parts write to them: events in stream order, batched by
+render.py and sent with one ``rpc.apply`` per thread per flush (the key is the thread's id:
+its conversation's buffer). Handed once to each part that shows something in a conversation
+(the asks, the queue, permissions, questions, the tools). A turn's begin and end, and a reset,
+are also its thread's state (thread.py): the conversation is the one place they pass.
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from . import events, ops
 from .bridge import NvimBridge
 from .events import LuaEvent
 from .render import Renderer
+from .thread import Thread
 from .wire_text import clean
-from .workspace import Workspace
 
 
 class Conversation:
@@ -25,39 +27,32 @@ class Conversation:
     def _send(self, key: str, batch: list[LuaEvent]) -> None:
         self._bridge.rpc("apply", key, batch)
 
-    def render(self, cwd: str, item: LuaEvent) -> None:
+    def render(self, thread: Thread, item: LuaEvent) -> None:
         assert self._renderer is not None
-        self._renderer.push(cwd, item)
+        self._renderer.push(thread.id, item)
+        thread.saw(item)
 
-    def notice(self, cwd: str, text: str) -> None:
-        """A plain line in ``cwd``'s turn (who answered a permission, when not the user)."""
-        if cwd:
-            self.render(cwd, events.Notice(clean(text)))
+    def notice(self, thread: Thread, text: str) -> None:
+        """A plain line in the thread's conversation (who answered a permission, when not the
+        user)."""
+        self.render(thread, events.Notice(clean(text)))
 
-    def fail(self, place: Workspace, message: str, session_id: str = "") -> None:
-        """End the cwd's turn with ``message``; "stopped" if :MiniMeStop ended it."""
-        cwd = place.cwd
-        if place.stopped:  # :MiniMeStop ended it: a stop, not an error
-            place.stopped = False
-            self.render(cwd, events.Done(stop_reason="stopped", cwd=cwd, session_id=session_id))
+    def fail(self, thread: Thread, message: str, session_id: str = "") -> None:
+        """End the thread's turn with ``message``; "stopped" if :MiniMeStop ended it."""
+        cwd = thread.cwd
+        if thread.stopped:  # :MiniMeStop ended it: a stop, not an error
+            thread.stopped = False
+            done = events.Done(stop_reason="stopped", cwd=cwd, session_id=session_id)
+            self.render(thread, done)
             return
         done = events.Done(
             stop_reason="error", error=clean(message), cwd=cwd, session_id=session_id
         )
-        self.render(cwd, done)
+        self.render(thread, done)
 
     def keep_text(self, ask: ops.Ask) -> None:
-        """Typed text is never lost: the next input of this cwd opens with it (a draft)."""
-        self._bridge.rpc("ask_refused", ask.cwd, ask.prompt)
-
-    async def disk_kept(self, kept: ops.DiskKept) -> None:
-        """The disk refresh left these files as the user had them (their unsaved edits)."""
-        if kept.files:
-            text = (
-                "changed on disk by the agent, kept as you left them (unsaved edits;"
-                " :e! takes the file): " + ", ".join(kept.files)
-            )
-            self.render(kept.cwd, events.Notice(clean(text)))
+        """Typed text is never lost: the next input of this thread opens with it (a draft)."""
+        self._bridge.rpc("ask_refused", ask.thread, ask.prompt)
 
     def flush(self) -> None:
         """Send what is pending now: the turn so far shows before a prompt or a write."""

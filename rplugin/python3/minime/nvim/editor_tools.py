@@ -3,8 +3,9 @@
 Each tool lives in Lua, one file each (``lua/minime/tools/<name>.lua``: its description for a
 small model, its input schema, its handler); the host hands their declarations in
 (``require('minime.tools').builtin_specs()`` and ``user_tool_specs()``) and provides
-``call_lua``, which runs ``require('minime.tools').call(name, args, cwd)`` in Neovim (Lua
-reads its own options and the ask's selection) and returns the ``{ok, value | error}`` table.
+``call_lua``, which runs ``require('minime.tools').call(name, args, cwd, id, thread)`` in Neovim
+(Lua reads its own options and the selection of the thread's running ask) and returns the
+``{ok, value | error}`` table.
 This module binds them to sessions, encodes the answers and turns failures into isError
 results (``editor_tools``, which imports neither pynvim nor any thread machinery), and runs them
 for the host (``LuaTools``): a call that waits (a file read off Neovim's main loop) answers later
@@ -30,15 +31,17 @@ from . import ops
 from .bridge import NvimBridge
 from .conversation import Conversation
 from .fs_shown import FsWrite, already_shown, shown
+from .thread import Thread
+from .thread_registry import Threads
 from .wire_text import clean, clean_all
-from .workspace import Workspace, Workspaces
 
 log = logging.getLogger(__name__)
 
 METHOD_PREFIX = "_minime.nvim/tools/"
 
-# call_lua(name, arguments, cwd) -> {"ok": True, "value": ...} or {"ok": False, "error": str}
-CallLua = Callable[[str, dict[str, Any], str], Awaitable[Mapping[str, Any]]]
+# call_lua(name, arguments, cwd, session_id) -> {"ok": True, "value": ...} or
+# {"ok": False, "error": str}; the session id (None: not known) names the thread calling.
+CallLua = Callable[[str, dict[str, Any], str, str | None], Awaitable[Mapping[str, Any]]]
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -126,7 +129,7 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not cwd:
             raise ToolError("the session's working directory is not known to the editor")
         try:
-            answer = await call_lua(name, arguments, cwd)
+            answer = await call_lua(name, arguments, cwd, request.session_id)
         except Exception as exc:
             # The host's or Neovim's message may carry a Lua traceback: for the log, not the model.
             log.warning("editor tool %s: the call into Neovim failed", name, exc_info=True)
@@ -153,20 +156,20 @@ ANSWER_TIMEOUT = 60.0
 
 
 class LuaTools:
-    """``settings`` gives what Lua sent with setup (the tools' declarations); ``workspaces``
-    each cwd's tool filter (its last accepted ask's) and session; the ``conversation`` is told
+    """``settings`` gives what Lua sent with setup (the tools' declarations); ``threads`` each
+    thread's tool filter (its last accepted ask's) and session; the ``conversation`` is told
     of each call (on the ACP loop): its drawing waits while one is in flight (render.py)."""
 
     def __init__(
         self,
         bridge: NvimBridge,
         settings: ops.Settings,
-        workspaces: Workspaces,
+        threads: Threads,
         conversation: Conversation,
     ) -> None:
         self._bridge = bridge
         self._settings = settings
-        self._workspaces = workspaces
+        self._threads = threads
         self._conversation = conversation
         self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
@@ -175,8 +178,8 @@ class LuaTools:
         """The tool source for the library (request mode: per session, for its cwd; meta: one
         list, each call's cwd taken from its request)."""
 
-        def enabled(_session_id: str, cwd: str | None) -> Any:
-            disabled = self._workspaces[os.path.realpath(cwd)].disabled_tools if cwd else None
+        def enabled(session_id: str, cwd: str | None) -> Any:
+            disabled = self._disabled(session_id, cwd)
             if not disabled:
                 return None
             setup = self._settings.setup
@@ -191,15 +194,38 @@ class LuaTools:
         )
         return source if discovery == "request" else source(None, None)
 
-    async def call(self, name: str, args: dict[str, Any], cwd: str, *, lua: str = "tool") -> Any:
-        """Run tool ``name`` for the session in ``cwd`` (Lua builds its context: options,
-        selection): its answer, at once or from a later ``tool_result``."""
+    def _disabled(self, session_id: str, cwd: str | None) -> frozenset[str] | None:
+        """The tools turned off for the thread of ``session_id``; while its session opens (mm
+        lists the tools before it answers session/new) that of a thread opening in ``cwd``."""
+        thread = self._threads.of_session(session_id) if session_id else None
+        if thread is None and cwd:
+            real = os.path.realpath(cwd)
+            opening = [t for t in self._threads.in_cwd(real) if t.disabled_tools is not None]
+            starting = [t for t in opening if t.session is None]
+            thread = (starting or opening or [None])[-1]
+        return thread.disabled_tools if thread is not None else None
+
+    async def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        cwd: str,
+        session_id: str | None = None,
+        *,
+        lua: str = "tool",
+    ) -> Any:
+        """Run tool ``name`` for session ``session_id`` in ``cwd`` (Lua builds its context:
+        options, the selection of its thread's ask): its answer, at once or from a later
+        ``tool_result``."""
         call_id = next(self._ids)
         later: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._waiting[call_id] = later
+        thread = self._threads.of_session(session_id) if session_id else None
         self._conversation.tool_began()
         try:
-            answer = await self._bridge.rpc_call(lua, name, args, os.path.realpath(cwd), call_id)
+            answer = await self._bridge.rpc_call(
+                lua, name, args, os.path.realpath(cwd), call_id, thread.id if thread else None
+            )
             if isinstance(answer, dict) and answer.get("pending"):
                 try:
                     answer = await asyncio.wait_for(asyncio.wrap_future(later), ANSWER_TIMEOUT)
@@ -215,7 +241,7 @@ class LuaTools:
         setup's ``fs = false``)."""
         if not self._settings.setup.fs:
             return None
-        return BufferFileSystem(self, self._workspaces, self._conversation)
+        return BufferFileSystem(self, self._threads, self._conversation)
 
     def answer(self, result: ops.ToolResult) -> None:
         """A later answer from Lua (on pynvim's thread)."""
@@ -233,9 +259,9 @@ class BufferFileSystem:
     session's cwd); its refusal is the agent's error. The conversation's pending events go first
     (see write)."""
 
-    def __init__(self, tools: LuaTools, workspaces: Workspaces, conversation: Conversation) -> None:
+    def __init__(self, tools: LuaTools, threads: Threads, conversation: Conversation) -> None:
         self._tools = tools
-        self._workspaces = workspaces
+        self._threads = threads
         self._conversation = conversation
 
     async def read(self, session_id: str, path: str, line: int | None, limit: int | None) -> str:
@@ -252,27 +278,26 @@ class BufferFileSystem:
         except msgspec.ValidationError:
             log.warning("fs/write_text_file: an answer from Lua not understood: %r", change)
             return
-        place = self._workspaces.of_session(session_id)
-        if place is not None:
-            self._show(place, write)
+        thread = self._threads.of_session(session_id)
+        if thread is not None:
+            self._show(thread, write)
 
-    def _show(self, place: Workspace, write: FsWrite) -> None:
+    def _show(self, thread: Thread, write: FsWrite) -> None:
         """A write through the fs, in the conversation's stream (unless a tool shows it)."""
-        calls = place.session.running_calls if place.session is not None else []
-        if not already_shown(write, calls, place.cwd):
+        calls = thread.session.running_calls if thread.session is not None else []
+        if not already_shown(write, calls, thread.cwd):
             for item in shown(write):
-                self._conversation.render(place.cwd, item)
+                self._conversation.render(thread, item)
 
     async def _ask(
         self, method: str, session_id: str, params: dict[str, Any], text: bool = True
     ) -> Any:
         from acp import RequestError
 
-        place = self._workspaces.of_session(session_id)
-        cwd = place.cwd if place is not None else ""
-        if not cwd:
+        thread = self._threads.of_session(session_id)
+        if thread is None:
             raise RequestError.invalid_params({"details": "the session is not open in the editor"})
-        answer = await self._tools.call(method, params, cwd, lua="fs")
+        answer = await self._tools.call(method, params, thread.cwd, session_id, lua="fs")
         if not isinstance(answer, dict) or not answer.get("ok"):
             error = answer.get("error") if isinstance(answer, dict) else None
             if isinstance(answer, dict) and answer.get("missing"):

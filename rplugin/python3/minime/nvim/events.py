@@ -141,10 +141,12 @@ class PermissionChoice(LuaPayload):
 
 
 class PermissionPrompt(LuaPayload):
-    """``rpc.permission``: the float of one permission request (lua/minime/ui/permission.lua);
-    ``agent``/``agent_label`` name the agent's definition, ``skipped`` the rules not applied."""
+    """``rpc.permission``: the float of one permission request (lua/minime/ui/permission.lua)
+    in ``thread``; ``agent``/``agent_label`` name the agent's definition, ``skipped`` the rules
+    not applied."""
 
     id: int
+    thread: str
     cwd: str
     agent: str
     agent_label: str
@@ -162,9 +164,10 @@ class PermissionPrompt(LuaPayload):
 class Question(LuaPayload):
     """``rpc.elicitation``: a question from the agent (lua/minime/ui/elicitation.lua);
     ``fields`` are the form's properties in the agent's order, each with ``name`` and
-    ``required``."""
+    ``required``; ``thread`` is the thread whose agent asks."""
 
     id: int
+    thread: str
     cwd: str
     session_id: str
     message: str
@@ -217,3 +220,21 @@ class TerminalOutput(LuaPayload):
     output: str
     ids: list[str]
     status: str | None = None
+
+
+class ThreadState(LuaPayload):
+    """``rpc.thread_update``: what lua/minime/threads.lua keeps of a thread (the overview, the
+    statusline's counts, the line said when one off screen ends or waits). ``state``: running,
+    waiting (``waiting``: for a permission or a question), done, cancelled, error, idle;
+    ``closed``: the thread is gone. ``last_activity``: seconds since the epoch."""
+
+    id: str
+    cwd: str
+    agent: str = ""
+    label: str = ""
+    title: str = ""
+    state: str = "idle"
+    waiting: str | None = None
+    session_id: str | None = None
+    last_activity: float = 0.0
+    closed: bool = False

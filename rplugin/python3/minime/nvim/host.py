@@ -2,10 +2,11 @@
 
 Lua sends notifications (``dispatch``) on pynvim's thread; ops.OPS says where each goes, most to
 the ACP loop at once. The parts, each handed what it uses once: bridge.py (the only way back
-into Neovim), workspace.py (each cwd's session, waiting ask and stop state), agent_pool.py (the
-agents; the host is its AgentHooks), conversation.py (the turn floats), editor_tools.py (the
-editor tools), prompts.py and questions.py (permissions and the agent's questions), turns.py
-(asks, turns, and the commands that end them), session_modes.py, session_reopen.py.
+into Neovim), thread_registry.py (the threads: each one session, its queue, what waits on the
+user, its state; thread.py), agent_pool.py (the agents; the host is its AgentHooks),
+conversation.py (each thread's conversation), editor_tools.py (the editor tools), user_asks.py
+with prompts.py and questions.py (permissions and the agent's questions), turns.py (asks,
+turns, and the commands that end them), thread_close.py, session_modes.py, session_reopen.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import operator
 from typing import Any
 
 from .. import permissions
-from ..elicitations import ElicitationAnswer, ElicitationRequest
+from ..elicitations import DECLINE, ElicitationAnswer, ElicitationRequest
 from ..model import PermissionRequest
 from . import ops
 from .agent_pool import AgentPool
@@ -31,9 +32,11 @@ from .ring_log import LOG_LINES, RingLog
 from .session_modes import SessionModes
 from .session_reopen import SessionReopener
 from .terminal_view import TerminalView
+from .thread_close import ThreadCloser
+from .thread_registry import Threads
 from .turns import Turns
+from .user_asks import UserAsks
 from .wire_text import clean
-from .workspace import Workspaces
 
 log = logging.getLogger("minime")
 
@@ -47,20 +50,21 @@ class Host:
         self.bridge = bridge = NvimBridge(nvim)
         self.loop_thread = LoopThread()
         self.settings = settings = ops.Settings()
-        self.workspaces = workspaces = Workspaces()
+        self.threads = threads = Threads(bridge)
         self.conversation = conversation = Conversation(bridge)
-        self.tools = LuaTools(bridge, settings, workspaces, conversation)
+        self.tools = LuaTools(bridge, settings, threads, conversation)
         self.log_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
-        call_soon = self.loop_thread.call_soon
-        self.prompts = Prompts(bridge, conversation, settings, call_soon)
-        self.questions = Questions(bridge, conversation, call_soon)
-        self.pool = AgentPool(bridge, workspaces, self)
-        self.modes = SessionModes(bridge, workspaces)
+        self.user_asks = UserAsks(bridge, conversation, self.loop_thread.call_soon)
+        self.prompts = Prompts(self.user_asks, conversation, settings)
+        self.questions = Questions(self.user_asks)
+        self.pool = AgentPool(bridge, threads, self)
+        self.modes = SessionModes(bridge, threads)
         self.login = Login(self.pool, bridge)
-        self.reopener = SessionReopener(self.pool, bridge, conversation, workspaces, self.modes)
-        self.terminal_view = TerminalView(workspaces, bridge)
-        self.turns = Turns(bridge, workspaces, conversation, self.pool, self.modes)
+        self.reopener = SessionReopener(self.pool, bridge, conversation, threads, self.modes)
+        self.terminal_view = TerminalView(threads, bridge)
+        self.turns = Turns(bridge, threads, conversation, self.pool, self.modes)
+        self.closer = ThreadCloser(bridge, threads, self.turns, self.pool, self.modes)
         handler = RingLog(self.log_lines)
         logging.getLogger(log_to).addHandler(handler)
         logging.getLogger(log_to).setLevel(logging.INFO)
@@ -103,6 +107,19 @@ class Host:
     async def op_setup(self, setup: ops.Setup) -> None:
         self.settings.setup = setup
 
+    async def op_rename(self, payload: ops.RenameThread) -> None:
+        self.threads.get(payload.thread, payload.cwd).rename(payload.title)
+
+    async def op_disk_kept(self, kept: ops.DiskKept) -> None:
+        """The disk refresh left these files as the user had them (their unsaved edits)."""
+        if kept.files:
+            text = (
+                "changed on disk by the agent, kept as you left them (unsaved edits;"
+                " :e! takes the file): " + ", ".join(kept.files)
+            )
+            thread = self.threads.get(kept.thread, kept.cwd)
+            self.conversation.notice(thread, text)
+
     # -- what each new agent gets (agent_pool.AgentHooks) ----------------------------------
 
     def tool_source(self, discovery: str) -> Any:
@@ -111,12 +128,22 @@ class Host:
     def file_system(self) -> Any:
         return self.tools.file_system()
 
+    # A request about a session no thread holds (it came as the session was let go) is
+    # answered no: nobody is shown it.
+
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision:
-        cwd = self.pool.cwd_of(request.session_id)
-        return await self.prompts.ask(request, cwd, self.pool.agent_of(request.session_id))
+        thread = self.threads.of_session(request.session_id)
+        if thread is None:
+            log.info("a permission request for a session no thread holds: rejected")
+            return permissions.REJECT
+        return await self.prompts.ask(request, thread)
 
     async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer:
-        return await self.questions.ask(request, self.pool.cwd_of(request.session_id))
+        thread = self.threads.of_session(request.session_id)
+        if thread is None:
+            log.info("a question for a session no thread holds: declined")
+            return DECLINE
+        return await self.questions.ask(request, thread)
 
     def agent_stderr(self, line: str) -> None:
         self.stderr_lines.append(line)

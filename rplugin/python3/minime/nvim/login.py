@@ -35,7 +35,7 @@ class Login:
             self._bridge.notify(f"minime: {name} offers no login methods (authMethods)", "warn")
             return
         if not payload.method_id:
-            self._bridge.rpc("pick_login", cwd, [_shown(m) for m in methods])
+            self._bridge.rpc("pick_login", payload.thread, [_shown(m) for m in methods])
             return
         method = next((m for m in methods if m.get("id") == payload.method_id), None)
         if method is None:

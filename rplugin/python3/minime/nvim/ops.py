@@ -62,10 +62,25 @@ class Settings:
         self.setup = Setup()
 
 
-class CwdOp(Op, kw_only=True):
-    """``cancel`` and ``reset``: the cwd whose session (default: the host's cwd)."""
+class ThreadOp(Op, kw_only=True):
+    """An operation on one thread: the id Lua gave it (lua/minime/threads.lua) and the cwd it
+    works in (the host makes the thread the first time an operation names it)."""
 
-    cwd: str | None = None
+    cwd: str
+    thread: str
+
+
+class CloseThread(ThreadOp, kw_only=True):
+    """:MiniMeThreads' ``x`` (close: ``session/close`` where offered, else forgotten) or ``d``
+    (delete: ``session/delete``); mid-turn the turn is cancelled first."""
+
+    action: Literal["close", "delete"] = "close"
+
+
+class RenameThread(ThreadOp, kw_only=True):
+    """:MiniMeThreads' ``r``: the title the overview shows from now on ("": the agent's)."""
+
+    title: str
 
 
 class Stop(Op, kw_only=True):
@@ -76,12 +91,11 @@ class Log(Op, kw_only=True):
     pass
 
 
-class AgentOp(Op, kw_only=True):
-    """An operation in ``cwd`` that may start the agent, as lua/minime/agents/ resolved it
+class AgentOp(ThreadOp, kw_only=True):
+    """An operation on a thread that may start its agent, as lua/minime/agents/ resolved it
     (actions.lua host_payload), with the tools the user turned off there (config.lua
     disabled_tools: the one thing of the tools' context the host reads; the rest stays in Lua)."""
 
-    cwd: str
     agent: str | None = None
     label: str | None = None
     agent_cmd: list[str] | None = None
@@ -125,7 +139,8 @@ class Ask(AgentOp, kw_only=True):
 
 
 class Warm(AgentOp, kw_only=True):
-    """The cwd's agent and session, started while the first ask is typed (lua/minime/warm.lua)."""
+    """The thread's agent and session, started while the first ask is typed (lua/minime/warm.lua)
+    or as :MiniMeNew makes it."""
 
 
 class Sessions(AgentOp, kw_only=True):
@@ -151,17 +166,15 @@ class LoadSession(AgentOp, kw_only=True):
     title: str | None = None
 
 
-class SetMode(Op, kw_only=True):
-    """:MiniMeMode: the mode ``mode_id`` for the session of ``cwd`` (lua/minime/modes.lua)."""
+class SetMode(ThreadOp, kw_only=True):
+    """:MiniMeMode: the mode ``mode_id`` for the thread's session (lua/minime/modes.lua)."""
 
-    cwd: str
     mode_id: str
 
 
-class SetConfig(Op, kw_only=True):
-    """:MiniMeConfig: option ``config_id`` set to ``value`` for the session of ``cwd``."""
+class SetConfig(ThreadOp, kw_only=True):
+    """:MiniMeConfig: option ``config_id`` set to ``value`` for the thread's session."""
 
-    cwd: str
     config_id: str
     value: str | bool
 
@@ -194,19 +207,17 @@ class ToolResult(Op, kw_only=True):
     answer: Any = None
 
 
-class DiskKept(Op, kw_only=True):
-    """Files under ``cwd`` the agent changed on disk that the refresh left as the user had them
-    (unsaved edits; lua/minime/editor/disk_refresh.lua): said in the conversation."""
+class DiskKept(ThreadOp, kw_only=True):
+    """Files under ``cwd`` the thread's agent changed on disk that the refresh left as the user
+    had them (unsaved edits; lua/minime/editor/disk_refresh.lua): said in its conversation."""
 
-    cwd: str
     files: list[str] = msgspec.field(default_factory=list)
 
 
-class ShowTerminal(Op, kw_only=True):
-    """:MiniMeTerminal [id]: the output of the client terminal ``terminal_id`` of the session
-    of ``cwd`` (None: its last terminal)."""
+class ShowTerminal(ThreadOp, kw_only=True):
+    """:MiniMeTerminal [id]: the output of the client terminal ``terminal_id`` of the thread's
+    session (None: its last terminal)."""
 
-    cwd: str
     terminal_id: str | None = None
 
 
@@ -224,8 +235,10 @@ OPS: dict[str, Route] = {
     "setup": Route(Setup, "op_setup"),
     "ask": Route(Ask, "turns.ask"),
     "warm": Route(Warm, "turns.warm"),
-    "cancel": Route(CwdOp, "turns.cancel"),
-    "reset": Route(CwdOp, "turns.reset"),
+    "cancel": Route(ThreadOp, "turns.cancel"),
+    "reset": Route(ThreadOp, "turns.reset"),
+    "close_thread": Route(CloseThread, "closer.close"),
+    "rename_thread": Route(RenameThread, "op_rename"),
     "stop": Route(Stop, "turns.stop"),
     "log": Route(Log, "show_log", now=True),
     "sessions": Route(Sessions, "reopener.list"),
@@ -234,10 +247,10 @@ OPS: dict[str, Route] = {
     "manage_session": Route(ManageSession, "reopener.manage"),
     "mode": Route(SetMode, "modes.set_mode"),
     "config": Route(SetConfig, "modes.set_config"),
-    "permission_answer": Route(PermissionAnswer, "prompts.answer", now=True),
-    "elicitation_answer": Route(ElicitationReply, "questions.answer", now=True),
+    "permission_answer": Route(PermissionAnswer, "user_asks.answer", now=True),
+    "elicitation_answer": Route(ElicitationReply, "user_asks.answer", now=True),
     "tool_result": Route(ToolResult, "tools.answer", now=True),
-    "disk_kept": Route(DiskKept, "conversation.disk_kept"),
+    "disk_kept": Route(DiskKept, "op_disk_kept"),
     "terminal": Route(ShowTerminal, "terminal_view.show"),
 }
 

@@ -5,18 +5,17 @@ then a float. Answers arrive from Lua on pynvim's thread; the request waits on t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 import msgspec
 
 from .. import permission_rules, permissions
 from ..model import PermissionRequest, ToolCall
-from .bridge import NvimBridge
 from .conversation import Conversation
 from .events import PermissionChoice, PermissionPrompt
-from .lua_asks import LuaAsks
 from .ops import PermissionAnswer, Settings
 from .render import clean, clean_all
+from .thread import Thread
+from .user_asks import UserAsks
 
 log = logging.getLogger("minime")
 
@@ -25,49 +24,43 @@ class Prompts:
     """``settings`` gives the rules (setup's, read at each request); the float itself and its
     timeout are Lua's (lua/minime/ui/permission.lua)."""
 
-    def __init__(
-        self,
-        bridge: NvimBridge,
-        conversation: Conversation,
-        settings: Settings,
-        call_soon: Callable[..., None],
-    ) -> None:
+    def __init__(self, asks: UserAsks, conversation: Conversation, settings: Settings) -> None:
         self._conversation = conversation  # a line: who answered, when it was not the user
         self._settings = settings
-        self._asks: LuaAsks[PermissionAnswer] = LuaAsks(
-            bridge, conversation, call_soon, "permission", "permission_close"
-        )
+        self._asks = asks
         # `a` in the float, kept on the client side: the exact request (exact_request) → the
         # agent's allow-once option id.
         self._remembered: dict[tuple[str, str, str, bytes], str] = {}
 
-    async def ask(
-        self, request: PermissionRequest, cwd: str, agent: tuple[str, str] = ("", "")
-    ) -> permissions.Decision:
-        """``agent``: (definition name, label) of the agent asking: the float's words for what
-        each of its options reaches come from its definition (lua/minime/agents/)."""
+    async def ask(self, request: PermissionRequest, thread: Thread) -> permissions.Decision:
+        """The thread's agent (definition name, label) gives the float's words for what each of
+        its options reaches (lua/minime/agents/)."""
         call = request.tool_call
         title = call.title or ""  # a request's call may name none (ACP: a ToolCallUpdate)
-        note = self._conversation.notice
+
+        def note(text: str) -> None:
+            self._conversation.notice(thread, text)
+
         rules = self._settings.setup.permission_rules
         match, skipped = permission_rules.first_match(rules, title, call.acp_kind)
         if match is not None:
             verb = "allowed" if match.decision == "allow" else "rejected"
             log.info("permission rule %r answered %s for %r", match.pattern, verb, title)
-            note(cwd, f"permission {title!r}: {verb} by rule {match.pattern!r}")
+            note(f"permission {title!r}: {verb} by rule {match.pattern!r}")
             return permissions.ALLOW if match.decision == "allow" else permissions.REJECT
         key = exact_request(request.session_id, call)
         remembered = self._remembered.get(key)
         if remembered is not None:
-            note(cwd, f"permission {title!r}: allowed again (you pressed `a` for it)")
+            note(f"permission {title!r}: allowed again (you pressed `a` for it)")
             return permissions.choose(remembered)
 
         def prompt(prompt_id: int) -> PermissionPrompt:
             return PermissionPrompt(
                 id=prompt_id,
-                cwd=cwd,
-                agent=agent[0],
-                agent_label=clean(agent[1]),
+                thread=thread.id,
+                cwd=thread.cwd,
+                agent=thread.agent,
+                agent_label=clean(thread.label),
                 session_id=request.session_id,
                 call_id=clean(call.id),
                 title=clean(title),
@@ -86,19 +79,15 @@ class Prompts:
                 ],
             )
 
-        answer = await self._asks.ask(prompt)
+        answer: PermissionAnswer = await self._asks.ask(thread, "permission", prompt)
         if answer.reason == "timeout":
             waited = f"{answer.waited:g} s" if answer.waited else "the time allowed"
-            note(cwd, f"permission {title!r}: rejected, no answer within {waited}")
+            note(f"permission {title!r}: rejected, no answer within {waited}")
         if answer.option_id is None:
             return permissions.REJECT
         if answer.remember:
             self._remembered[key] = answer.option_id
         return permissions.choose(answer.option_id)
-
-    def answer(self, payload: PermissionAnswer) -> None:
-        """Lua's answer (pynvim's thread): hand it to the waiting request on the ACP loop."""
-        self._asks.answer(payload.id, payload)
 
 
 def exact_request(session_id: str, call: ToolCall) -> tuple[str, str, str, bytes]:

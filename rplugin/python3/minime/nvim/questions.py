@@ -5,46 +5,37 @@ request waits on the ACP loop. A withdrawn question (the turn cancelled) closes 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..elicitations import DECLINE, ElicitationAnswer, ElicitationRequest
-from .bridge import NvimBridge
-from .conversation import Conversation
 from .events import Question
-from .lua_asks import LuaAsks
 from .ops import ElicitationReply
+from .thread import Thread
+from .user_asks import UserAsks
 from .wire_text import clean, clean_all
 
 
 class Questions:
-    def __init__(
-        self, bridge: NvimBridge, conversation: Conversation, call_soon: Callable[..., None]
-    ) -> None:
-        self._asks: LuaAsks[ElicitationReply] = LuaAsks(
-            bridge, conversation, call_soon, "elicitation", "elicitation_close"
-        )
+    def __init__(self, asks: UserAsks) -> None:
+        self._asks = asks
 
-    async def ask(self, request: ElicitationRequest, cwd: str) -> ElicitationAnswer:
+    async def ask(self, request: ElicitationRequest, thread: Thread) -> ElicitationAnswer:
         def question(question_id: int) -> Question:
             return Question(
                 id=question_id,
-                cwd=cwd,
+                thread=thread.id,
+                cwd=thread.cwd,
                 session_id=request.session_id,
                 message=clean(request.message),
                 fields=_fields(request.schema),
             )
 
-        reply = await self._asks.ask(question)
+        reply: ElicitationReply = await self._asks.ask(thread, "question", question)
         if reply.action == "accept":
             return ElicitationAnswer(action="accept", content=reply.content or {})
         if reply.action == "cancel":
             return ElicitationAnswer(action="cancel")
         return DECLINE
-
-    def answer(self, reply: ElicitationReply) -> None:
-        """Lua's answer (pynvim's thread): hand it to the waiting request on the ACP loop."""
-        self._asks.answer(reply.id, reply)
 
 
 def _fields(schema: dict[str, Any]) -> list[dict[str, Any]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from typing import Any
 
 import msgspec
@@ -23,8 +22,9 @@ from ..session_state import STATE_KINDS
 from . import ops
 from .bridge import NvimBridge
 from .events import ModesState
+from .thread import Thread
+from .thread_registry import Threads
 from .wire_text import clean_all
-from .workspace import Workspace, Workspaces
 
 log = logging.getLogger("minime")
 
@@ -61,51 +61,54 @@ def _without_none(value: Any) -> Any:
 
 
 class SessionModes:
-    """``workspaces`` holds the session open in each cwd."""
+    """``threads`` holds each thread's session; what Lua keeps is keyed by the thread's id."""
 
-    def __init__(self, bridge: NvimBridge, workspaces: Workspaces) -> None:
+    def __init__(self, bridge: NvimBridge, threads: Threads) -> None:
         self._bridge = bridge
-        self._workspaces = workspaces
+        self._threads = threads
         self._warned: set[tuple[str, str]] = set()
 
     # -- what Lua shows ---------------------------------------------------------------------
 
-    def publish(self, cwd: str, session: Session | None) -> None:
+    def publish(self, thread: Thread, session: Session | None) -> None:
         state = state_of(session) if session is not None else None
-        self._bridge.rpc("modes_update", cwd, state)
+        self._bridge.rpc("modes_update", thread.id, state)
 
-    def follow(self, cwd: str, session: Session, event: Event) -> bool:
+    def follow(self, thread: Thread, session: Session, event: Event) -> bool:
         """A ``mode``, ``config``, ``usage``, ``title`` or ``commands`` event (the session
-        already follows it): shown; True."""
+        already follows it): shown; True. A title is the thread's too (the overview)."""
         if event.kind not in STATE_KINDS:
             return False
-        self.publish(cwd, session)
+        self.publish(thread, session)
+        if event.kind == "title":
+            thread.changed()
         return True
 
     # -- a session opens ---------------------------------------------------------------------
 
-    async def opened(self, place: Workspace, session: Session, wanted: str | None) -> None:
+    async def opened(self, thread: Thread, session: Session, wanted: str | None) -> None:
         """Once per session: set the wanted mode if the agent offers it (else warn, once per
         agent and mode), show the state, and follow the agent's changes between turns."""
-        if place.moded is session:
+        if thread.moded is session:
             return
-        place.moded = session
-        cwd = place.cwd
-        session.subscribe(lambda event: self._between_turns(cwd, session, event))
+        thread.moded = session
+        session.subscribe(lambda event: self._between_turns(thread, session, event))
         if wanted:
-            await self._apply(session, wanted)
-        self.publish(cwd, session)
+            await self._apply(thread, session, wanted)
+        self.publish(thread, session)
 
-    def _between_turns(self, cwd: str, session: Session, event: Event) -> None:
-        self.follow(cwd, session, event)
+    def _between_turns(self, thread: Thread, session: Session, event: Event) -> None:
+        if thread.session is session:  # not one the thread has let go of
+            self.follow(thread, session, event)
 
-    async def _apply(self, session: Session, wanted: str) -> None:
+    async def _apply(self, thread: Thread, session: Session, wanted: str) -> None:
         modes = session.modes
         label = session.agent_name
         if modes is not None and modes.find(wanted) is not None:
             if modes.current == wanted:
                 return
-            bound = session.client.options.ready_timeout  # an agent that never answers keeps no ask
+            # An agent that never answers keeps no ask.
+            bound = thread.client.options.ready_timeout if thread.client is not None else 60.0
             try:
                 await asyncio.wait_for(session.set_mode(wanted), bound)
                 log.info("mode %s set for session %s", wanted, session.session_id)
@@ -133,42 +136,46 @@ class SessionModes:
 
     # -- :MiniMeMode and :MiniMeConfig ---------------------------------------------------------
 
-    def _session(self, cwd: str, command: str) -> Session | None:
-        session = self._workspaces.session(cwd)
-        if session is None or not session.client.alive:
+    def _session(self, payload: ops.ThreadOp, command: str) -> tuple[Thread, Session] | None:
+        thread = self._threads.find(payload.thread)
+        session = thread.live_session() if thread is not None else None
+        if thread is None or session is None:
             self._bridge.notify(
-                f"minime: no session in {cwd} yet: :MiniMeAsk starts one, then {command}", "warn"
+                f"minime: no session in {payload.cwd} yet: :MiniMeAsk starts one, then {command}",
+                "warn",
             )
             return None
-        return session
+        return thread, session
 
     async def set_mode(self, payload: ops.SetMode) -> None:
-        cwd = os.path.realpath(payload.cwd)
-        session = self._session(cwd, ":MiniMeMode")
-        if session is None:
+        found = self._session(payload, ":MiniMeMode")
+        if found is None:
             return
+        thread, session = found
+        cwd = thread.cwd
         try:
             await session.set_mode(payload.mode_id)
         except Error as exc:
             self._bridge.notify(f"minime: {exc}", "error")
             return
-        self.publish(cwd, session)
+        self.publish(thread, session)
         mode = session.modes.find(payload.mode_id) if session.modes else None
         name = mode.name if mode is not None else payload.mode_id
         self._bridge.notify(f"minime: mode {name} ({payload.mode_id}) in {cwd}", "info")
 
     async def set_config(self, payload: ops.SetConfig) -> None:
-        cwd = os.path.realpath(payload.cwd)
-        session = self._session(cwd, ":MiniMeConfig")
-        if session is None:
+        found = self._session(payload, ":MiniMeConfig")
+        if found is None:
             return
+        thread, session = found
+        cwd = thread.cwd
         value = _typed(session, payload.config_id, payload.value)
         try:
             await session.set_config_option(payload.config_id, value)
         except Error as exc:
             self._bridge.notify(f"minime: {exc}", "error")
             return
-        self.publish(cwd, session)
+        self.publish(thread, session)
         shown = str(value).lower() if isinstance(value, bool) else value
         self._bridge.notify(f"minime: {payload.config_id} = {shown} in {cwd}", "info")
 

@@ -1,11 +1,10 @@
 """Reopening an agent's earlier sessions (:MiniMeSessions): list them for Lua to offer, then
-load one (its history replays into the turn float) or resume it.
+load one into a thread (its history replays into its conversation) or resume it.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 from ..client import Client
@@ -17,35 +16,36 @@ from .bridge import NvimBridge
 from .conversation import Conversation
 from .render import to_lua
 from .session_modes import SessionModes
+from .thread_registry import Threads
 from .wire_text import clean
-from .workspace import Workspaces
 
 log = logging.getLogger("minime")
 
 
 class SessionReopener:
-    """A reopened session replays into the cwd's ``conversation`` and becomes its workspace's."""
+    """A reopened session replays into its thread's ``conversation`` and becomes its own."""
 
     def __init__(
         self,
         pool: AgentPool,
         bridge: NvimBridge,
         conversation: Conversation,
-        workspaces: Workspaces,
+        threads: Threads,
         modes: SessionModes,
     ) -> None:
-        self._workspaces = workspaces
+        self._threads = threads
         self._pool = pool
         self._bridge = bridge
         self._conversation = conversation
         self._modes = modes
 
     async def list(self, payload: ops.Sessions) -> None:
-        """The agent's earlier sessions for this cwd, for Lua to offer (:MiniMeSessions)."""
-        cwd = os.path.realpath(payload.cwd)
-        place = self._workspaces[cwd]
-        if not place.busy:  # a running turn keeps the tools it was asked with
-            place.take_tools(payload)
+        """The agent's earlier sessions for the thread's cwd, for Lua to offer
+        (:MiniMeSessions)."""
+        thread = self._threads.get(payload.thread, payload.cwd)
+        cwd = thread.cwd
+        if not thread.busy:  # a running turn keeps the tools it was asked with
+            thread.take_tools(payload)
         client = await self._pool.client_for(payload)
         name = agent_name(client, payload.label)
         caps = client.agent_capabilities
@@ -90,12 +90,11 @@ class SessionReopener:
             return
         kept = caps.get("sessionCapabilities") or {}
         manage = events.SessionActions(close="close" in kept, delete="delete" in kept)
-        self._bridge.rpc("pick_session", cwd, items, how, manage)
+        self._bridge.rpc("pick_session", thread.id, items, how, manage)
 
     async def manage(self, payload: ops.ManageSession) -> None:
         """Close (``session/close``) or delete (``session/delete``) a listed session; if it is
-        this cwd's, the next ask starts a new one."""
-        cwd = os.path.realpath(payload.cwd)
+        a thread's, the next ask there starts a new one."""
         client = await self._pool.client_for(payload)
         name = agent_name(client, payload.label)
         title = payload.title or payload.session_id
@@ -109,25 +108,25 @@ class SessionReopener:
                 raise
             self._bridge.notify(f"minime: {name} did not {payload.action} {title}: {exc}", "error")
             return
-        place = self._workspaces[cwd]
-        if place.session is not None and place.session.session_id == payload.session_id:
-            place.session = None
-            self._modes.publish(cwd, None)
+        owner = self._threads.of_session(payload.session_id)
+        if owner is not None and owner.client is client:
+            owner.lost_session()
+            self._modes.publish(owner, None)
         done = "closed" if payload.action == "close" else "deleted"
         self._bridge.notify(f"minime: session {title} {done} ({name})", "info")
 
     async def load(self, payload: ops.LoadSession) -> None:
-        """Reopen an earlier session in this cwd: its history replays into the turn float."""
-        cwd = os.path.realpath(payload.cwd)
+        """Reopen an earlier session in the thread: its history replays into its
+        conversation."""
+        thread = self._threads.get(payload.thread, payload.cwd)
+        cwd = thread.cwd
         session_id = payload.session_id
         title = payload.title or session_id
-        place = self._workspaces[cwd]
-        refusal = place.refusal(":MiniMeCancel it before loading")
+        refusal = thread.refusal(":MiniMeCancel it before loading")
         if refusal is not None:
             self._bridge.notify(refusal, "warn")
             return
-        place.take_tools(payload)
-        current = place.session
+        thread.take_tools(payload)
         client = await self._pool.client_for(payload)
         how = _reopen_method(client.agent_capabilities)
         if how is None:
@@ -136,20 +135,26 @@ class SessionReopener:
             )
             return
         prompt = clean(f"(loaded session {title})")
-        render = self._conversation.render
         label = clean(payload.label or payload.agent or "")
         begin = events.Begin(
             prompt=prompt, cwd=cwd, session_id=clean(session_id), agent=label, fresh=True
         )
-        render(cwd, begin)
+        thread.take_agent(payload)
+        if thread.named is None and payload.title:
+            thread.named = payload.title
+
+        def render(item: events.LuaEvent) -> None:
+            self._conversation.render(thread, item)
+
+        render(begin)
 
         holder: list[Any] = []
 
         def replayed(event: Any) -> None:
-            if holder and self._modes.follow(cwd, holder[0], event):
+            if holder and self._modes.follow(thread, holder[0], event):
                 return
             if event.kind not in STATE_KINDS:
-                render(cwd, to_lua(event))
+                render(to_lua(event))
 
         try:
             if how == "load":
@@ -157,15 +162,15 @@ class SessionReopener:
             else:
                 session = await client.resume_session(session_id, cwd)
         except Error as exc:
-            self._conversation.fail(place, str(exc), session_id)
+            self._conversation.fail(thread, str(exc), session_id)
             return
-        self._pool.adopt(cwd, session, current)
+        self._pool.adopt(thread, client, session)
         holder.append(session)
-        await self._modes.opened(place, session, payload.mode)
-        log.info("session %s reopened (session/%s) for %s", session_id, how, cwd)
+        await self._modes.opened(thread, session, payload.mode)
+        log.info("session %s reopened (session/%s) in thread %s", session_id, how, thread.id)
         note = "the agent does not replay history on resume; " if how == "resume" else ""
-        render(cwd, events.Notice(f"{note}the next ask here continues it"))
-        render(cwd, events.Done(stop_reason="end_turn", cwd=cwd, session_id=clean(session_id)))
+        render(events.Notice(f"{note}the next ask here continues it"))
+        render(events.Done(stop_reason="end_turn", cwd=cwd, session_id=clean(session_id)))
 
 
 def agent_name(client: Client, label: str | None) -> str:

@@ -6,18 +6,19 @@ from __future__ import annotations
 from . import ops
 from .bridge import NvimBridge
 from .events import TerminalOutput
+from .thread_registry import Threads
 from .wire_text import clean
-from .workspace import Workspaces
 
 
 class TerminalView:
-    def __init__(self, workspaces: Workspaces, bridge: NvimBridge) -> None:
-        self._workspaces = workspaces
+    def __init__(self, threads: Threads, bridge: NvimBridge) -> None:
+        self._threads = threads
         self._bridge = bridge
 
     async def show(self, payload: ops.ShowTerminal) -> None:
-        session = self._workspaces.session(payload.cwd)
-        client = session.client if session is not None else None
+        thread = self._threads.find(payload.thread)
+        session = thread.session if thread is not None else None
+        client = thread.client if thread is not None else None
         found = []
         if session is not None and client is not None and client.terminals is not None:
             found = client.terminals.of_session(session.session_id)
@@ -38,4 +39,4 @@ class TerminalView:
             status=terminal.ended_text(),
             ids=[clean(i) for i in ids],
         )
-        self._bridge.rpc("show_terminal", payload.cwd, shown)
+        self._bridge.rpc("show_terminal", payload.thread, shown)

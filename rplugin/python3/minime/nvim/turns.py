@@ -1,14 +1,14 @@
-"""The asks of each cwd and their turns: an ask waits for its cwd's session (started once,
-workspace.py) or is queued behind the running turn (ask_queue.py), then streams; the warm-up
-starts a session before the first ask; :MiniMeCancel, :MiniMeReset and :MiniMeStop end what
-runs or waits, mid-start-up too.
+"""The asks of each thread and their turns: an ask waits for its thread's session (started
+once, thread.py) or is queued behind the thread's running turn (ask_queue.py), then streams;
+the warm-up starts a session before the first ask; :MiniMeCancel, :MiniMeReset and :MiniMeStop
+end what runs or waits, mid-start-up too. Each thread's turns run in their own task: one never
+waits for, nor draws into, another's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from typing import Any
 
 from ..errors import AuthRequired, Error
@@ -21,8 +21,9 @@ from .conversation import Conversation
 from .mentions import prompt_blocks
 from .render import to_lua
 from .session_modes import SessionModes
+from .thread import Thread
+from .thread_registry import Threads
 from .wire_text import clean
-from .workspace import Workspace, Workspaces
 
 log = logging.getLogger("minime")
 
@@ -31,192 +32,207 @@ class Turns:
     def __init__(
         self,
         bridge: NvimBridge,
-        workspaces: Workspaces,
+        threads: Threads,
         conversation: Conversation,
         pool: AgentPool,
         modes: SessionModes,
     ) -> None:
         self._bridge = bridge
-        self._workspaces = workspaces
+        self._threads = threads
         self._conversation = conversation
         self._pool = pool
         self._modes = modes
-        # Each cwd's asks waiting for its running turn (or its start) to end: ask_queue.py.
-        self._queue = AskQueue(conversation, bridge)
+        self.queue = AskQueue(conversation, bridge)
 
     async def ask(self, ask: ops.Ask) -> None:
-        place = self._workspaces[os.path.realpath(ask.cwd)]
-        if ask.queue and (place.cwd in self._queue or place.occupied):
-            self._queue.enqueue(place.cwd, ask)
+        thread = self._threads.get(ask.thread, ask.cwd)
+        if ask.queue and (thread.queue or thread.occupied):
+            self.queue.enqueue(thread, ask)
             return
         next_ask: ops.Ask | None = ask
         while next_ask is not None:
-            await self._ask(place, next_ask)
+            await self._ask(thread, next_ask)
             # No await from the turn's end to the next ask's start: nothing runs between.
-            next_ask = self._queue.next(place.cwd)
+            next_ask = self.queue.next(thread)
 
-    async def _ask(self, place: Workspace, ask: ops.Ask) -> None:
-        cwd = place.cwd
-        refusal = place.refusal(":MiniMeCancel stops it; your text is kept for the next input")
+    async def _ask(self, thread: Thread, ask: ops.Ask) -> None:
+        cwd = thread.cwd
+        refusal = thread.refusal(":MiniMeCancel stops it; your text is kept for the next input")
         if refusal is not None:
             self._bridge.notify(refusal, "warn")
             self._conversation.keep_text(ask)
             return
-        place.take_tools(ask)
+        thread.take_tools(ask)
+        thread.take_agent(ask)
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
-            self._bridge.rpc("ask_accepted", cwd, ask.ask_id)
+            self._bridge.rpc("ask_accepted", thread.id, ask.ask_id)
         label = clean(ask.label or ask.agent or "")
-        self._conversation.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
-        place.stopped = False
-        waiting = place.begin_waiting()
-        if place.ready.running():  # a start a cancelled ask left running: this one waits
-            self._conversation.render(cwd, events.Notice("starting the agent…"))
+        render = self._conversation.render
+        render(thread, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
+        thread.stopped = False
+        waiting = thread.begin_waiting()
+        if thread.ready.running():  # a start a cancelled ask left running: this one waits
+            render(thread, events.Notice("starting the agent…"))
         try:
-            ready = place.ready.run(lambda: self._open(place, ask))
+            ready = thread.ready.run(lambda: self._open(thread, ask))
             session = await waiting.wait(ready)
         except AuthRequired as exc:
-            self._conversation.fail(place, f"{exc} — :MiniMeLogin logs in, then ask again")
+            self._conversation.fail(thread, f"{exc} — :MiniMeLogin logs in, then ask again")
             return
         except Error as exc:
-            self._conversation.fail(place, str(exc))
+            self._conversation.fail(thread, str(exc))
             return
         finally:
-            place.finish_waiting(waiting)
+            thread.finish_waiting(waiting)
         if session is None:  # cancelled or stopped while it started: already said
             return
         text = ask.context or ask.prompt
         prompt: str | list[dict[str, Any]] = text
-        if ask.mentions:
-            built = prompt_blocks(text, ask.mentions, session.client.agent_capabilities)
+        if ask.mentions and thread.client is not None:
+            built = prompt_blocks(text, ask.mentions, thread.client.agent_capabilities)
             if note := built.message():
                 self._bridge.notify(note, "warn")
             if built.shown:
-                self._conversation.render(
-                    cwd, events.Attached(names=[clean(n) for n in built.shown])
-                )
+                render(thread, events.Attached(names=[clean(n) for n in built.shown]))
             prompt = built.blocks
         # No await from here to the turn: the session is busy before another ask can look.
-        await self._run_turn(session, place, prompt)
+        await self._run_turn(session, thread, prompt)
 
     async def warm(self, warm: ops.Warm) -> None:
-        """Start ``cwd``'s agent and session while the user types the first ask there: silent.
+        """Start the thread's agent and session while the user types its first ask: silent.
         A failure is only logged; the ask that follows starts again and says what went wrong."""
-        place = self._workspaces[os.path.realpath(warm.cwd)]
-        if place.session is not None or place.ready.running():
+        thread = self._threads.get(warm.thread, warm.cwd)
+        thread.take_agent(warm)
+        if thread.session is not None or thread.ready.running():
+            thread.changed()  # Lua learns of a thread :MiniMeNew made
             return
-        if place.disabled_tools is None:  # the tools a request-discovery agent lists at first
-            place.take_tools(warm)
+        if thread.disabled_tools is None:  # the tools a request-discovery agent lists at first
+            thread.take_tools(warm)
+        thread.changed()
         try:
-            await place.ready.run(lambda: self._open(place, warm, announce=False))
+            await thread.ready.run(lambda: self._open(thread, warm, announce=False))
         except Exception as exc:  # said by the ask, never by the warm-up
-            log.info("warm-up for %s: %s", place.cwd, exc)
+            log.info("warm-up for thread %s: %s", thread.id, exc)
 
-    async def _open(self, place: Workspace, ask: ops.AgentOp, announce: bool = True) -> Session:
-        """The cwd's session, started if need be, in its mode: ready for a first prompt."""
-        cwd = place.cwd
+    async def _open(self, thread: Thread, ask: ops.AgentOp, announce: bool = True) -> Session:
+        """The thread's session, started if need be, in its mode: ready for a first prompt."""
 
         def notice() -> None:
-            self._conversation.render(cwd, events.Notice("starting the agent…"))
+            self._conversation.render(thread, events.Notice("starting the agent…"))
 
         try:
-            # Said only when an agent process starts: not for a new session on a running one
-            # (after :MiniMeReset), which is quick and silent; nor for a warm-up.
-            session = place.live_session() or await self._pool.open_session(
-                cwd, ask, notice if announce else None
+            # Said only when an agent process starts: not for a new session on a running agent
+            # (after :MiniMeReset, or a second thread of one agent), which is quick and silent;
+            # nor for a warm-up.
+            session = thread.live_session() or await self._pool.open_session(
+                thread, ask, notice if announce else None
             )
         except Error as exc:
-            log.warning("no session for %s: %s", cwd, exc)  # said by the ask still waiting
+            log.warning("no session for thread %s: %s", thread.id, exc)  # said by the ask
             raise
-        await self._modes.opened(place, session, ask.mode)  # before its first prompt
+        await self._modes.opened(thread, session, ask.mode)  # before its first prompt
         return session
 
     async def _run_turn(
-        self, session: Session, place: Workspace, prompt: str | list[dict[str, Any]]
+        self, session: Session, thread: Thread, prompt: str | list[dict[str, Any]]
     ) -> None:
-        cwd = place.cwd
-        ended = place.turn_ended = asyncio.Event()
+        ended = thread.turn_ended = asyncio.Event()
         try:
             async for event in session.stream(prompt):
-                if self._modes.follow(cwd, session, event):
+                if self._modes.follow(thread, session, event):
                     continue
                 item = to_lua(event)
                 if isinstance(item, events.Done):
                     item.session_id = session.session_id
-                    item.cwd = cwd
-                self._conversation.render(cwd, item)
+                    item.cwd = thread.cwd
+                self._conversation.render(thread, item)
         except Error as exc:
-            self._conversation.fail(place, str(exc), session.session_id)
-            if not session.client.alive:
-                self._pool.drop(session.client)
+            self._conversation.fail(thread, str(exc), session.session_id)
+            client = thread.client
+            if client is not None and not client.alive:
+                self._pool.drop(client)
         finally:
             ended.set()
-            if place.turn_ended is ended:
-                place.turn_ended = None
+            if thread.turn_ended is ended:
+                thread.turn_ended = None
 
-    async def cancel(self, payload: ops.CwdOp) -> None:
-        cwd = os.path.realpath(payload.cwd or os.getcwd())
+    async def cancel(self, payload: ops.ThreadOp) -> None:
+        thread = self._threads.find(payload.thread)
+        if thread is None:
+            self._bridge.notify(f"minime: no turn running in {payload.cwd}", "info")
+            return
         # The queue first: the turn's end would start the next ask.
-        dropped = self._queue.drop_shown(cwd)
-        place = self._workspaces[cwd]
-        session, waiting = place.session, place.waiting
-        if waiting is not None:
-            # The ask is dropped now; its agent goes on starting, for the next ask.
-            if waiting.end("cancelled"):
-                self._conversation.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
-        elif session is not None and session.busy:
-            await session.cancel()
-        elif not dropped:
-            self._bridge.notify(f"minime: no turn running in {cwd}", "info")
+        dropped = self.queue.drop_shown(thread)
+        if not self.end_waiting(thread, "cancelled"):
+            if thread.busy and thread.session is not None:
+                await thread.session.cancel()
+            elif not dropped:
+                self._bridge.notify(f"minime: no turn running in {thread.cwd}", "info")
         if dropped:
             asks = f"{dropped} queued asks" if dropped > 1 else "1 queued ask"
             self._bridge.notify(
                 f"minime: cancelled; {asks} dropped (the text is the next input's draft)", "info"
             )
 
-    async def reset(self, payload: ops.CwdOp) -> None:
-        cwd = os.path.realpath(payload.cwd or os.getcwd())
-        self._queue.drop_shown(cwd)  # asks of the old conversation: their text is the draft
-        place = self._workspaces[cwd]
-        waiting = place.waiting
-        if waiting is not None and waiting.end("cancelled"):  # an ask of the old conversation
-            self._conversation.render(cwd, events.Done(stop_reason="cancelled", cwd=cwd))
-            self._conversation.flush()  # its end reaches Lua (MiniMeTurnDone) before the reset
-        ended = place.turn_ended
-        current = place.session
+    def end_waiting(self, thread: Thread, why: str) -> bool:
+        """End the ask waiting for the thread's agent to start (its start goes on, for the
+        next ask); False when none waits."""
+        waiting = thread.waiting
+        if waiting is None:
+            return False
+        if waiting.end(why):
+            done = events.Done(stop_reason=why, cwd=thread.cwd)
+            self._conversation.render(thread, done)
+        return True
+
+    async def end_turn(self, thread: Thread) -> None:
+        """Cancel the thread's running turn and wait until its end is rendered (the library
+        ends a turn the agent does not end within cancel_timeout)."""
+        ended, current = thread.turn_ended, thread.session
         if current is not None and current.busy:
-            # The old turn ends in the old conversation (its "■ cancelled" line and title):
-            # the session stays the cwd's until then, so an ask meanwhile is refused. The
-            # library ends a turn the agent does not end within cancel_timeout.
             await current.cancel()
             if ended is not None:
                 await ended.wait()
+
+    async def reset(self, payload: ops.ThreadOp) -> None:
+        thread = self._threads.get(payload.thread, payload.cwd)
+        self.queue.drop_shown(thread)  # asks of the old conversation: their text is the draft
+        if self.end_waiting(thread, "cancelled"):  # an ask of the old conversation
+            self._conversation.flush()  # its end reaches Lua (MiniMeTurnDone) before the reset
+        # The old turn ends in the old conversation (its "■ cancelled" line and title): the
+        # session stays the thread's until then, so an ask meanwhile is refused.
+        await self.end_turn(thread)
         self._conversation.flush()
-        session, place.session = place.session, None
-        if session is not None:
-            session.client.forget(session)
-            self._modes.publish(cwd, None)
-        self._conversation.render(cwd, events.Reset())
+        session, client = thread.session, thread.client
+        thread.lost_session()
+        if session is not None and client is not None:
+            client.forget(session)
+            self._modes.publish(thread, None)
+        self._conversation.render(thread, events.Reset())
         self._conversation.flush()  # the float is empty when the message says so
-        self._bridge.notify(f"minime: new conversation for {cwd}", "info")
+        self._bridge.notify(f"minime: new conversation for {thread.cwd}", "info")
 
     async def stop(self, stop: ops.Stop) -> None:
-        for cwd in self._queue.cwds():  # never sent: a stop starts no new agent
-            self._queue.drop_shown(cwd)
-        places = list(self._workspaces)
-        for place in places:
-            if place.busy:
-                place.stopped = True
-            # An ask whose agent still starts: ended now.
-            if place.waiting is not None and place.waiting.end("stopped"):
-                self._conversation.render(
-                    place.cwd, events.Done(stop_reason="stopped", cwd=place.cwd)
-                )
+        threads = list(self._threads)
+        running = [t for t in threads if t.session is not None or t.ready.running()]
+        for thread in threads:  # never sent: a stop starts no new agent
+            self.queue.drop_shown(thread)
+        for thread in threads:
+            if thread.busy:
+                thread.stopped = True
+            self.end_waiting(thread, "stopped")  # an ask whose agent still starts: ended now
         # No mode is set on a session being closed.
-        await asyncio.gather(*(place.ready.cancel() for place in places))
-        for place in places:
-            if place.session is not None:
-                self._modes.publish(place.cwd, None)
+        await asyncio.gather(*(thread.ready.cancel() for thread in threads))
+        for thread in threads:
+            if thread.session is not None:
+                self._modes.publish(thread, None)
+        agents = sorted({t.label or t.agent for t in running if t.label or t.agent})
         await self._pool.close_all()
-        if not stop.quiet:
+        if stop.quiet:
+            return
+        if len(running) > 1:
+            names = f" ({', '.join(agents)})" if agents else ""
+            self._bridge.notify(f"minime: stopped {len(running)} threads' agents{names}", "info")
+        else:
             self._bridge.notify("minime: agent stopped", "info")
