@@ -5,7 +5,9 @@ many times, a flood of pipelined calls. Each is bounded, and a real bridge still
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ import pytest
 from minime import mcp_host, mcp_server
 from minime.mcp_host import McpHost
 from minime.mcp_server import Scope
+from minime.threads import DaemonPool
+from nvim_harness import wait_for
 
 Peer = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
@@ -159,3 +163,16 @@ def test_pipelined_calls_run_a_few_at_a_time_and_all_are_answered(tmp_path: Path
     assert running[1] == mcp_server.IN_FLIGHT
     assert sorted(a["id"] for a in seen["answers"]) == list(range(count))
     assert all(a["result"]["content"][0]["text"] == str(a["id"]) for a in seen["answers"])
+
+
+def test_an_idle_handler_thread_keeps_nothing_of_its_last_call() -> None:
+    # A 15 MiB tool argument stayed alive in each idle thread, until its next call.
+    class Large:
+        pass
+
+    large = Large()
+    kept = weakref.ref(large)
+    pool = DaemonPool("test-pool", 1)
+    assert asyncio.run(pool.run(lambda value: type(value).__name__, large)) == "Large"
+    del large
+    wait_for(lambda: gc.collect() is not None and kept() is None, 10, message="the call's value")

@@ -169,6 +169,8 @@ class McpHost:
             token = b""
         finally:
             self._waiting.pop(writer, None)
+        if writer.is_closing():
+            return None  # made room for a newer one (said above)
         grant = None
         if 0 < len(token) <= TOKEN_BYTES:
             grant = self._grants.get(token.rstrip(b"\n").decode(errors="replace"))
@@ -201,8 +203,9 @@ class McpHost:
                 if line is None:
                     await send(session.too_long(MAX_LINE))
                     break
-                if line.strip():
+                if line and not line.isspace():
                     await session.receive(line)
+                    del line  # a large one is not kept while the next is awaited
                     await session.room()
         finally:
             self._sessions.discard(session)
@@ -224,15 +227,15 @@ async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
     while chunk := await reader.read(CHUNK):
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
-            if partial:
-                partial += chunk[start:end]
-                line, partial = bytes(partial), bytearray()
-            else:
-                line = chunk[start:end]
-            if len(line) > MAX_LINE:
+            if len(partial) + end - start > MAX_LINE:
                 yield None
                 return
-            yield line
+            if partial:
+                partial += chunk[start:end]
+                yield bytes(partial)
+                partial = bytearray()  # not clear(): its buffer, as large as the line, goes
+            else:
+                yield chunk[start:end]
             start = end + 1
         partial += chunk[start:]
         if len(partial) > MAX_LINE:
