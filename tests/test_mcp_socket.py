@@ -176,3 +176,38 @@ def test_an_idle_handler_thread_keeps_nothing_of_its_last_call() -> None:
     assert asyncio.run(pool.run(lambda value: type(value).__name__, large)) == "Large"
     del large
     wait_for(lambda: gc.collect() is not None and kept() is None, 10, message="the call's value")
+
+
+def test_past_the_open_requests_bound_the_host_reads_no_further_until_one_is_answered(
+    tmp_path: Path,
+) -> None:
+    gate, full = asyncio.Event(), asyncio.Event()
+    started: list[int] = []
+
+    async def work(request: Any) -> str:
+        started.append(request.arguments["n"])
+        if len(started) >= mcp_server.IN_FLIGHT:
+            full.set()
+        await gate.wait()
+        return "done"
+
+    count, bound = 100, mcp_server.OPEN_REQUESTS
+
+    async def go(host: McpHost, token: str) -> list[Any]:
+        _reader, writer = peer = await connect(host, token)
+        assert await answer(peer) == b"ok\n"
+        for n in range(count):
+            params = {"name": "work", "arguments": {"n": n}}
+            line = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+            writer.write(json.dumps(line).encode() + b"\n")
+        writer.write(b'{"jsonrpc": "2.0", "id": "p", "method": "ping"}\n')
+        await writer.drain()
+        await full.wait()
+        gate.set()
+        return [json.loads(await answer(peer))["id"] for _ in range(count + 1)]
+
+    order = run([minime.Tool("work", work)], tmp_path, go)
+    assert sorted(order, key=str) == sorted([*range(count), "p"], key=str)
+    # The ping was read only once the unanswered requests fell under the bound: at least
+    # count - bound + 1 calls were answered before it (unbounded, it would come first).
+    assert order.index("p") >= count - bound + 1, order
