@@ -157,6 +157,8 @@ def _value(schema: dict[str, Any], value: Any, where: str, problems: list[str], 
 
 def _enum(schema: dict[str, Any], value: Any, name: str, problems: list[str]) -> Any:
     enum = schema.get("enum")
+    if enum is None:
+        return value
     if not isinstance(enum, list) or not enum or any(_equal(value, v) for v in enum):
         return value
     if isinstance(value, str):
@@ -174,15 +176,20 @@ def _number(schema: dict[str, Any], key: str) -> float | None:
     return None
 
 
+_BOUNDS = (
+    ("minimum", "{} or more", lambda value, bound: value < bound),
+    ("maximum", "{} or less", lambda value, bound: value > bound),
+    ("exclusiveMinimum", "more than {}", lambda value, bound: value <= bound),
+    ("exclusiveMaximum", "less than {}", lambda value, bound: value >= bound),
+)
+
+
 def _bounds(schema: dict[str, Any], value: float, name: str, problems: list[str]) -> None:
-    for key, fails, words in (
-        ("minimum", lambda b: value < b, "{} or more"),
-        ("maximum", lambda b: value > b, "{} or less"),
-        ("exclusiveMinimum", lambda b: value <= b, "more than {}"),
-        ("exclusiveMaximum", lambda b: value >= b, "less than {}"),
-    ):
+    for key, words, fails in _BOUNDS:
+        if key not in schema:
+            continue
         bound = _number(schema, key)
-        if bound is not None and fails(bound):
+        if bound is not None and fails(value, bound):
             problems.append(f"{name} must be {words.format(_plain(bound))}, got {_plain(value)}")
             return
 
@@ -194,7 +201,10 @@ def _plain(number: float) -> str:
 def _sized(
     schema: dict[str, Any], size: int, name: str, unit: str, problems: list[str], suffix: str
 ) -> None:
-    low, high = _number(schema, "min" + suffix), _number(schema, "max" + suffix)
+    low_key, high_key = "min" + suffix, "max" + suffix
+    if low_key not in schema and high_key not in schema:
+        return
+    low, high = _number(schema, low_key), _number(schema, high_key)
     if low is not None and size < low:
         problems.append(f"{name} must have at least {_plain(low)} {unit}(s), got {size}")
     elif high is not None and size > high:
