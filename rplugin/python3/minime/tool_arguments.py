@@ -7,8 +7,8 @@ keyword it knows is checked on its own (``type``, ``required``, ``properties``, 
 ``enum``, ``const``, ``minimum``/``maximum``, ``exclusiveMinimum``/``exclusiveMaximum``,
 ``minLength``/``maxLength``, ``minItems``/``maxItems``) and every other one (``anyOf``,
 ``$ref``, ``pattern``, ``additionalProperties``…) is left to the handler, so it never refuses
-what the schema accepts. ``jsonschema`` would check them all, but costs 80-90 ms to import and
-four more packages, one compiled (bench/argument_check.py measures both).
+what the schema accepts. ``jsonschema`` would check them all, but adds 70-170 ms to the
+import, four more packages (one compiled) and 3x the time of a check (bench/argument_check.py).
 
 Three readings where the meaning is not in doubt, as the editor tools have always made them
 (lua/minime/editor/args.lua): ``null`` for an argument that does not allow it is an argument
