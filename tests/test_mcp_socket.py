@@ -55,6 +55,20 @@ async def answer(peer: Peer) -> bytes:
     return await asyncio.wait_for(peer[0].readline(), 20)
 
 
+async def pipelined(host: McpHost, token: str, count: int) -> Peer:
+    """A bridge's connection that has written ``count`` calls of ``work`` (ids 0..count-1)
+    at once, then a ping (id "p")."""
+    _reader, writer = peer = await connect(host, token)
+    assert await answer(peer) == b"ok\n"
+    for n in range(count):
+        params = {"name": "work", "arguments": {"n": n}}
+        line = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+        writer.write(json.dumps(line).encode() + b"\n")
+    writer.write(b'{"jsonrpc": "2.0", "id": "p", "method": "ping"}\n')
+    await writer.drain()
+    return peer
+
+
 def test_junk_instead_of_a_token_is_cut_off_before_it_costs_the_host_memory(tmp_path: Path) -> None:
     async def go(host: McpHost, _token: str) -> int:
         _reader, writer = await connect(host)
@@ -141,14 +155,7 @@ def test_pipelined_calls_run_a_few_at_a_time_and_all_are_answered(tmp_path: Path
     count = 40
 
     async def go(host: McpHost, token: str) -> dict[str, Any]:
-        _reader, writer = peer = await connect(host, token)
-        assert await answer(peer) == b"ok\n"
-        for n in range(count):
-            params = {"name": "work", "arguments": {"n": n}}
-            line = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
-            writer.write(json.dumps(line).encode() + b"\n")
-        writer.write(b'{"jsonrpc": "2.0", "id": "p", "method": "ping"}\n')
-        await writer.drain()
+        peer = await pipelined(host, token, count)
         # The ping's answer comes first: every call before it has been read and started
         # (or is waiting for its turn).
         seen: dict[str, Any] = {"first": json.loads(await answer(peer))}
@@ -194,14 +201,7 @@ def test_past_the_open_requests_bound_the_host_reads_no_further_until_one_is_ans
     count, bound = 100, mcp_server.OPEN_REQUESTS
 
     async def go(host: McpHost, token: str) -> list[Any]:
-        _reader, writer = peer = await connect(host, token)
-        assert await answer(peer) == b"ok\n"
-        for n in range(count):
-            params = {"name": "work", "arguments": {"n": n}}
-            line = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
-            writer.write(json.dumps(line).encode() + b"\n")
-        writer.write(b'{"jsonrpc": "2.0", "id": "p", "method": "ping"}\n')
-        await writer.drain()
+        peer = await pipelined(host, token, count)
         await full.wait()
         gate.set()
         return [json.loads(await answer(peer))["id"] for _ in range(count + 1)]
