@@ -92,7 +92,7 @@ function M.pick()
     require("minime.ui.say").say("minime: " .. why, vim.log.levels.WARN)
     return
   end
-  vim.ui.select(commands, {
+  require("minime.ui.pick").select(commands, {
     prompt = "Agent command:",
     kind = "minime.command",
     format_item = function(command)

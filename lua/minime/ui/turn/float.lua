@@ -197,7 +197,7 @@ function M.restate(t, resized)
     local title, footer = words(t)
     panel.restate(t.win, title, footer)
   else
-    api.nvim_win_set_config(t.win, M.config(t))
+    window.reconfig(t.win, M.config(t))
   end
 end
 
