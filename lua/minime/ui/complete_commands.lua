@@ -60,7 +60,7 @@ function M.items(base, cwd)
     end
     items[#items + 1] = {
       word = "/" .. command.name,
-      abbr = "/" .. command.name,
+      abbr = "/" .. printable.line(command.name, 40), -- a UI may draw the menu itself
       menu = M.describe(command),
       info = info,
       kind = "cmd",
