@@ -51,6 +51,8 @@ local function agent_payload(cwd)
     agent_file = agent.agent_file,
     discovery = agent.discovery,
     editor_tools = agent.editor_tools,
+    tool_names = agent.tool_names,
+    mcp_hint = agent.mcp_hint,
     mcp_servers = agent.mcp_servers,
     mode = agent.mode,
   },

@@ -62,8 +62,8 @@ function M.ask_refused(cwd, prompt)
 end
 
 --- Run editor tool `name` (see minime.tools.call); returns its answer, or that it is pending.
-function M.tool(name, args, ctx, reply)
-  return require("minime.tools").call(name, args, ctx, reply)
+function M.tool(name, args, ctx, reply, names)
+  return require("minime.tools").call(name, args, ctx, reply, names)
 end
 
 --- Answer the agent's `fs/read_text_file` or `fs/write_text_file` (see minime.editor.fs).

@@ -37,7 +37,7 @@ class AgentHooks(Protocol):
     the agent's permission requests and questions, where its stderr goes, the setup's
     additional directories for each new session."""
 
-    def tool_source(self, discovery: str) -> Any: ...
+    def tool_source(self, discovery: str, names: str) -> Any: ...
     def file_system(self) -> Any: ...
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision: ...
     async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer: ...
@@ -116,6 +116,7 @@ class AgentPool:
             tuple(sorted(payload.agent_env.items())),
             discovery,
             payload.editor_tools,
+            payload.tool_names,
             msgspec.json.encode(payload.mcp_servers),
         )
         client = self.clients.get(key)
@@ -184,7 +185,9 @@ class AgentPool:
             # Over MCP each session's tools are asked for its cwd (as with discovery request).
             tools=()
             if via == "none"
-            else self._hooks.tool_source("request" if via == "mcp" else discovery),
+            else self._hooks.tool_source(
+                "request" if via == "mcp" else discovery, payload.tool_names
+            ),
             tools_via="mcp" if via == "mcp" else "client",
             mcp_servers=payload.mcp_servers,
             fs=self._hooks.file_system(),

@@ -30,6 +30,7 @@ from . import ops
 from .bridge import NvimBridge
 from .conversation import Conversation
 from .fs_shown import FsWrite, already_shown, shown
+from .tool_names import MM_NAMES, Rename, renamed_schema, renamer
 from .wire_text import clean, clean_all
 from .workspace import Workspace, Workspaces
 
@@ -37,8 +38,9 @@ log = logging.getLogger(__name__)
 
 METHOD_PREFIX = "_minime.nvim/tools/"
 
-# call_lua(name, arguments, cwd) -> {"ok": True, "value": ...} or {"ok": False, "error": str}
-CallLua = Callable[[str, dict[str, Any], str], Awaitable[Mapping[str, Any]]]
+# call_lua(name, arguments, cwd, names) -> {"ok": True, "value": ...} or {"ok": False, "error":
+# str}; ``names``: how the agent's model names the tools (tool_names.py), for Lua's notes.
+CallLua = Callable[[str, dict[str, Any], str, str], Awaitable[Mapping[str, Any]]]
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -89,6 +91,7 @@ def editor_tools(
     enabled: Callable[[str, str | None], Iterable[str] | None] | None = None,
     user_tools: Specs | Callable[[], Specs] = (),
     builtin_tools: Specs | Callable[[], Specs] = (),
+    names: str = MM_NAMES,
 ) -> Callable[[str | None, str | None], list[Tool]]:
     """The tool source for the library: ``tools_for(session_id, cwd) -> list[minime.Tool]``.
 
@@ -98,6 +101,8 @@ def editor_tools(
     tools (``require('minime.tools').builtin_specs()``, ``user_tool_specs()``) or functions
     returning them; a user tool named like a built-in is left out. Called with ``(None, None)``
     it builds a list for discovery ``meta``, where each call's cwd comes from its request.
+    ``names``: how the receiving agent's model names the tools (tool_names.py): their texts
+    (descriptions, errors) name each other so.
     """
 
     def tools_for(session_id: str | None, cwd: str | None) -> list[Tool]:
@@ -108,14 +113,19 @@ def editor_tools(
         specs = [_spec(s) for s in built]
         taken = {s.name for s in specs}
         specs += [s for s in map(_spec, extra) if s.name not in taken]
+        rename = renamer(names, [s.name for s in specs])
         return [
-            _bind(spec, call_lua, cwd) for spec in specs if wanted is None or spec.name in wanted
+            _bind(spec, call_lua, cwd, names, rename)
+            for spec in specs
+            if wanted is None or spec.name in wanted
         ]
 
     return tools_for
 
 
-def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
+def _bind(
+    spec: ToolSpec, call_lua: CallLua, session_cwd: str | None, names: str, rename: Rename
+) -> Tool:
     name = spec.name
 
     async def handle(request: Any) -> str:
@@ -126,7 +136,7 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not cwd:
             raise ToolError("the session's working directory is not known to the editor")
         try:
-            answer = await call_lua(name, arguments, cwd)
+            answer = await call_lua(name, arguments, cwd, names)
         except Exception as exc:
             # The host's or Neovim's message may carry a Lua traceback: for the log, not the model.
             log.warning("editor tool %s: the call into Neovim failed", name, exc_info=True)
@@ -134,15 +144,16 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not isinstance(answer, Mapping) or "ok" not in answer:
             raise ToolError(f"the editor gave no answer for {name}")
         if not answer["ok"]:
-            raise ToolError(clean(str(answer.get("error") or f"{name} failed")))
+            raise ToolError(rename(clean(str(answer.get("error") or f"{name} failed"))))
         value = answer.get("value")
         return encode(value)
 
+    description = spec.description
     return Tool(
         name,
         handle,
-        description=spec.description,
-        input_schema=spec.input_schema,
+        description=rename(description) if description is not None else None,
+        input_schema=renamed_schema(spec.input_schema, rename),
         method=METHOD_PREFIX + name,
     )
 
@@ -171,9 +182,10 @@ class LuaTools:
         self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
 
-    def source(self, discovery: str) -> Any:
+    def source(self, discovery: str, names: str = MM_NAMES) -> Any:
         """The tool source for the library (request mode: per session, for its cwd; meta: one
-        list, each call's cwd taken from its request)."""
+        list, each call's cwd taken from its request); ``names``: how the agent's model names
+        the tools (tool_names.py)."""
 
         def enabled(_session_id: str, cwd: str | None) -> Any:
             disabled = self._workspaces[os.path.realpath(cwd)].disabled_tools if cwd else None
@@ -188,18 +200,23 @@ class LuaTools:
             enabled,
             user_tools=lambda: _mappings(self._settings.setup.user_tools),
             builtin_tools=lambda: _mappings(self._settings.setup.builtin_tools),
+            names=names,
         )
         return source if discovery == "request" else source(None, None)
 
-    async def call(self, name: str, args: dict[str, Any], cwd: str, *, lua: str = "tool") -> Any:
+    async def call(
+        self, name: str, args: dict[str, Any], cwd: str, names: str = MM_NAMES, *, lua: str = "tool"
+    ) -> Any:
         """Run tool ``name`` for the session in ``cwd`` (Lua builds its context: options,
-        selection): its answer, at once or from a later ``tool_result``."""
+        selection; ``names`` for its notes): its answer, at once or from a later
+        ``tool_result``."""
         call_id = next(self._ids)
         later: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._waiting[call_id] = later
         self._conversation.tool_began()
         try:
-            answer = await self._bridge.rpc_call(lua, name, args, os.path.realpath(cwd), call_id)
+            where = os.path.realpath(cwd)
+            answer = await self._bridge.rpc_call(lua, name, args, where, call_id, names)
             if isinstance(answer, dict) and answer.get("pending"):
                 try:
                     answer = await asyncio.wait_for(asyncio.wrap_future(later), ANSWER_TIMEOUT)
