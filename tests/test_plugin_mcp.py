@@ -123,7 +123,8 @@ def test_checkhealth_says_which_path_each_agent_takes_and_starts_the_bridge(
     with mcp_editor(cwd, mcp_servers=[web]) as ed:
         text = health(ed)
     assert 'agent "inline" gets the editor tools over an MCP server of each session' in text
-    assert "per agent: claude: mcp, codex: mcp, mm: client, qwen: mcp, sdk_example: mcp" in text
+    per_agent = "claude: mcp, codex: mcp, gemini: mcp, mm: client, opencode: mcp, qwen: mcp"
+    assert f"per agent: {per_agent}, sdk_example: mcp" in text
     assert "the editor's MCP server starts: tools/list answered in" in text, text
     assert "MCP server web is not passed: the agent does not take http servers" in text
     with mcp_editor(cwd, editor_tools="client") as ed:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .model import ToolCall
 
 if TYPE_CHECKING:
+    from .mcp_servers import SessionServers
     from .options import Options
     from .terminals import Terminals
 
@@ -64,5 +65,8 @@ class SessionClient(Protocol):
 
     @property
     def terminals(self) -> Terminals | None: ...
+
+    @property
+    def mcp(self) -> SessionServers: ...
 
     def forget(self, session: Any) -> None: ...

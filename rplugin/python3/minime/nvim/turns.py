@@ -18,6 +18,7 @@ from .agent_pool import AgentPool
 from .ask_queue import AskQueue
 from .bridge import NvimBridge
 from .conversation import Conversation
+from .mcp_reach import McpReach
 from .mentions import prompt_blocks
 from .render import to_lua
 from .session_modes import SessionModes
@@ -43,6 +44,7 @@ class Turns:
         self._modes = modes
         # Each cwd's asks waiting for its running turn (or its start) to end: ask_queue.py.
         self._queue = AskQueue(conversation, bridge)
+        self._reach = McpReach(bridge)  # says once when an agent dropped the editor's server
 
     async def ask(self, ask: ops.Ask) -> None:
         place = self._workspaces[os.path.realpath(ask.cwd)]
@@ -98,6 +100,7 @@ class Turns:
             prompt = built.blocks
         # No await from here to the turn: the session is busy before another ask can look.
         await self._run_turn(session, place, prompt)
+        self._reach.turn_ended(session, ask)
 
     async def warm(self, warm: ops.Warm) -> None:
         """Start ``cwd``'s agent and session while the user types the first ask there: silent.
