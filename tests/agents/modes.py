@@ -60,7 +60,8 @@ class Session:
                     "options": values,
                 }
             ]
-        return modes + [
+        return [
+            *modes,
             {
                 "id": "model",
                 "name": "Model",
