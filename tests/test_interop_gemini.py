@@ -55,7 +55,7 @@ def prompt_of(contents: list[dict[str, Any]]) -> str:
 
 
 def script(contents: list[dict[str, Any]]) -> Reply:
-    """"run …": that command (its run_shell_command); "read …": the editor's read_buffer of that
+    """ "run …": that command (its run_shell_command); "read …": the editor's read_buffer of that
     path; after a function's response, or for anything else: "All done."."""
     step, prompt = last_call(contents), prompt_of(contents)
     if step is None and prompt.startswith("run "):
