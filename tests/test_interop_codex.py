@@ -515,3 +515,27 @@ def test_codex_apply_patch_is_reviewed_and_rejected(tmp_path: Path) -> None:
         ed.nvim.command("MiniMeReview")
         ed.wait_note("nothing to review")
         assert ed.turn_errors() == [] and len(model.turns()) == 2
+
+
+FOLLOWED = """
+local f = require('minime.ui.follow')
+local win = f.win and vim.api.nvim_win_is_valid(f.win) and f.win or nil
+return win and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)), ':t')
+  or vim.NIL
+"""
+
+
+def test_follow_shows_the_file_codex_asks_to_patch(tmp_path: Path) -> None:
+    """I3: codex names the files it edits only in its permission request's toolCall (an update
+    of the call); follow shows them there, before the answer."""
+    with codex_editor(tmp_path, next_step=patching, follow=True) as (ed, _):
+        a = Path(ed.cwd, "a.txt")
+        a.write_text("l1\nl2\nl3\nl4\nl5\n")
+        Path(ed.cwd, "main.txt").write_text("main\n")
+        ed.nvim.command("edit main.txt")
+        ed.ask("patch a.txt")
+        ed.permission_win()
+        assert wait_for(lambda: ed.lua(FOLLOWED) == "a.txt" or None, 10, message="a.txt followed")
+        assert ed.lua("return vim.fn.fnamemodify(vim.fn.bufname(), ':t')") == "main.txt"
+        ed.answer_permission("1")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"

@@ -88,6 +88,9 @@ function M.permission(req)
   local permission = require("minime.config").options.permission
   req.timeout = type(permission) == "table" and permission.timeout or nil
   pcall(require("minime.review.baseline").name_locations, req.cwd, req.locations)
+  if require("minime.config").options.follow then
+    pcall(require("minime.ui.follow").see_request, req.cwd, req.call_id, req.locations)
+  end
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
     to_host("permission_answer", {
       id = req.id,
