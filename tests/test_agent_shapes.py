@@ -233,6 +233,29 @@ def test_an_agent_without_agent_info_is_named_by_its_definition(tmp_path: Path) 
     assert note.startswith("minime: shapes-agent keeps no sessions"), note
 
 
+def test_sessions_never_asks_an_agent_that_lists_none_and_tells_a_refusal_from_a_death(
+    tmp_path: Path,
+) -> None:
+    """I5: gemini-cli can load a session but lists none (``sessionCapabilities: {}``): no
+    session/list is sent (it showed the raw "Method not found"); a list that fails while the
+    agent lives is said plainly, the agent kept."""
+    with shapes_editor(tmp_path, SHAPES_SESSIONS="load") as ed:
+        ed.nvim.command("MiniMeSessions")
+        note = ed.wait_note("does not list its sessions")
+        assert note == (
+            "minime: shapes-agent does not list its sessions (it offers no session/list): "
+            "there are none to pick"
+        )
+        assert not [n for n in ed.notes() if "Method not found" in n or "failed" in n]
+    with shapes_editor(tmp_path, SHAPES_SESSIONS="broken") as ed:
+        ed.nvim.command("MiniMeSessions")
+        note = ed.wait_note("did not list its sessions")
+        assert note.startswith("minime: shapes-agent did not list its sessions: session/list"), note
+        assert "the session store is locked" in note
+        _, text = ed.turn("ping")
+        assert "pong" in text, "the agent lives on"
+
+
 def test_mode_and_config_messages_name_the_agent_by_its_definition(tmp_path: Path) -> None:
     """Bullet 8 for :MiniMeMode / :MiniMeConfig: not `python3 offers no session modes`."""
     with shapes_editor(tmp_path) as ed:

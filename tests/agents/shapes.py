@@ -38,9 +38,11 @@ and exit come after it in one update without a status (codex-acp 2.6's replay of
 command), an MCP tool's ``CallToolResult`` (codex-acp), answers,
 then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
 Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
-``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_AUTH`` (a path): ``authMethods``
-``token`` (``authenticate`` logs in) and ``cli`` (a terminal method: this script run with
-``--login`` logs in), and session/new fails with ACP's auth-required error until that path
+``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_SESSIONS=load``: load
+advertised, no list (gemini-cli), and a session/list answered "Method not found";
+``SHAPES_SESSIONS=broken``: list advertised, and answered with a JSON-RPC error;
+``SHAPES_AUTH`` (a path): ``authMethods`` ``token`` (``authenticate`` logs in) and ``cli`` (a
+terminal method: this script run with ``--login`` logs in), and session/new fails with ACP's auth-required error until that path
 exists (the login writes it); ``SHAPES_MANAGE`` (a path): ``sessionCapabilities.close`` and
 ``delete`` advertised, each such request written to that file as a line ``<method> <id>`` (a
 deleted session leaves the list); ``SHAPES_DIRS=1``: ``additionalDirectories`` advertised, and
@@ -270,6 +272,7 @@ def main() -> None:
             open(auth, "w").close()
         return
     sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
+    kept = os.environ.get("SHAPES_SESSIONS")
     manage = os.environ.get("SHAPES_MANAGE")
     deleted: set[str] = set()
     roots: dict[str, object] = {}
@@ -279,6 +282,8 @@ def main() -> None:
         rid = request["id"]
         if method == "initialize":
             caps = {"loadSession": True, "sessionCapabilities": {"list": {}}} if sessions else {}
+            if kept == "load":
+                caps["sessionCapabilities"] = {}
             if manage:
                 caps["sessionCapabilities"].update({"close": {}, "delete": {}})
             if os.environ.get("SHAPES_DIRS") == "1":
@@ -306,7 +311,9 @@ def main() -> None:
             cwds[sid] = params.get("cwd", "")
             roots[sid] = params.get("additionalDirectories")
             send({"id": rid, "result": {"sessionId": sid}})
-        elif method == "session/list" and sessions:
+        elif method == "session/list" and kept == "broken":
+            send({"id": rid, "error": {"code": -32603, "message": "the session store is locked"}})
+        elif method == "session/list" and sessions and kept != "load":
             item = {"sessionId": "old-1", "cwd": params.get("cwd"), "title": "Old one"}
             opened = [{"sessionId": sid, "cwd": cwd} for sid, cwd in cwds.items()]
             listed = [x for x in [item, *opened] if x["sessionId"] not in deleted]
