@@ -38,15 +38,16 @@ and exit come after it in one update without a status (codex-acp 2.6's replay of
 command), an MCP tool's ``CallToolResult`` (codex-acp), answers,
 then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
 Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
-``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_SESSIONS=load``: load
-advertised, no list (gemini-cli), and a session/list answered "Method not found";
+``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_SESSIONS=load``: load advertised,
+no list (gemini-cli), and a session/list answered "Method not found";
 ``SHAPES_SESSIONS=broken``: list advertised, and answered with a JSON-RPC error;
 ``SHAPES_AUTH`` (a path): ``authMethods`` ``token`` (``authenticate`` logs in) and ``cli`` (a
-terminal method: this script run with ``--login`` logs in), and session/new fails with ACP's auth-required error until that path
-exists (the login writes it); ``SHAPES_MANAGE`` (a path): ``sessionCapabilities.close`` and
-``delete`` advertised, each such request written to that file as a line ``<method> <id>`` (a
-deleted session leaves the list); ``SHAPES_DIRS=1``: ``additionalDirectories`` advertised, and
-the prompt ``dirs`` answers ``DIRS <the session/new additionalDirectories as JSON>``.
+terminal method: this script run with ``--login`` logs in), and session/new fails with ACP's
+auth-required error until that path exists (the login writes it); ``SHAPES_MANAGE`` (a path):
+``sessionCapabilities.close`` and ``delete`` advertised, each such request written to that file
+as a line ``<method> <id>`` (a deleted session leaves the list); ``SHAPES_DIRS=1``:
+``additionalDirectories`` advertised, and the prompt ``dirs`` answers ``DIRS <the session/new
+additionalDirectories as JSON>``.
 """
 
 from __future__ import annotations
