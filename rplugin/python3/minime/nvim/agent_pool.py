@@ -9,7 +9,7 @@ import asyncio
 import collections
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import msgspec
@@ -240,14 +240,19 @@ class AgentPool:
             if found.session is not None and found.session.client is client:
                 found.session = None
 
-    async def close_all(self) -> None:
-        """Every agent ends, those still starting too (their processes are ended before this
-        returns; who waited for them gets ``StartCancelled``)."""
-        await self._starting.cancel_all()
+    def close_all(self) -> Awaitable[None]:
+        """Every agent ends, those still starting too (who waited for them gets
+        ``StartCancelled``). Let go of at once, before the caller's next await: an ask from then
+        on starts a new agent and session. Returns what to await for their processes' end."""
+        starting = self._starting.cancel_all()
         clients = [*self.clients.values(), *self._ending.values()]
         self.clients.clear()
         for found in self._workspaces.with_sessions():
             found.session = None
+        return self._close(starting, clients)
+
+    async def _close(self, starting: Awaitable[object], clients: list[Client]) -> None:
+        await starting
         for client in clients:
             await client.close(grace=2.0)  # idempotent: one being ended is waited for
 

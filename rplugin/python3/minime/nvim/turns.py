@@ -215,11 +215,15 @@ class Turns:
                 self._conversation.render(
                     place.cwd, events.Done(stop_reason="stopped", cwd=place.cwd)
                 )
-        # No mode is set on a session being closed.
-        await asyncio.gather(*(place.ready.cancel() for place in places))
+        # Let go of every start, session and agent before the first await (an ask that comes
+        # while they end starts anew, with the options as they are then); no mode is set on
+        # a session being closed.
+        starts = asyncio.gather(*(place.ready.cancel() for place in places))
         for place in places:
             if place.session is not None:
                 self._modes.publish(place.cwd, None)
-        await self._pool.close_all()
+        closing = self._pool.close_all()
+        await starts
+        await closing
         if not stop.quiet:
             self._bridge.notify("minime: agent stopped", "info")
