@@ -216,3 +216,24 @@ def test_an_untrusted_folder_drops_the_editors_server_and_that_is_said_once(
         ed.turn("hello")
         said = [n for n in ed.notes() if "never started the editor's MCP server" in n]
         assert said == [note], "said once"
+        # :checkhealth's live check gives the session the editor's server and sees it unused.
+        health = checkhealth(ed)
+        warned = "the agent did not start the editor's MCP server when it opened a session"
+        assert warned in health and "security.folderTrust.enabled = false" in health, health
+
+
+def checkhealth(ed: Editor) -> str:
+    """:checkhealth minime; the live check's time stretched for a loaded machine (gemini-cli
+    starts in seconds, and the check waits for the editor's server after session/new)."""
+    ed.lua("require('minime.health').live_timeout = 60")
+    ed.nvim.command("checkhealth minime")
+    return "\n".join(ed.nvim.current.buffer[:])
+
+
+def test_checkhealth_sees_gemini_start_the_editors_server_in_a_trusted_folder(
+    tmp_path: Path,
+) -> None:
+    with gemini_editor(tmp_path) as (ed, _):
+        health = checkhealth(ed)
+    assert "the agent started the editor's MCP server when it opened a session" in health, health
+    assert "did not start the editor's MCP server" not in health
