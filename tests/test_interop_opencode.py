@@ -173,3 +173,24 @@ def test_opencodes_model_reads_the_unsaved_buffer_over_mcp_and_sees_its_names(
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
         assert "call minime_open_buffers" in refused, refused
         quit_leaves_no_bridge(ed)
+
+
+def modes(ed: Editor) -> tuple[str, list[str]]:
+    state = ed.lua("return require('minime.modes').get(...)", ed.cwd)
+    return state["mode"], [m["id"] for m in state["modes"]]
+
+
+def test_opencodes_mode_option_is_the_session_mode(tmp_path: Path) -> None:
+    """OpenCode offers its modes only as a config option of category ``mode``: they are the
+    session's modes all the same — setup's ``mode`` applies, the statusline says it, and
+    :MiniMeMode changes it (through session/set_config_option)."""
+    with opencode_editor(tmp_path, mode="plan") as (ed, _):
+        done, _ = ed.turn("hello")
+        assert done["stop_reason"] == "end_turn", done
+        assert modes(ed) == ("plan", ["build", "plan"])
+        assert "mode: plan" in ed.lua("return require('minime.modes').label(...)", ed.cwd)
+        ed.nvim.command("MiniMeMode build")
+        wait_for(lambda: modes(ed)[0] == "build", 20, message="for the mode build")
+        assert not [n for n in ed.notes() if "offers no session modes" in n], ed.notes()
+        done, _ = ed.turn("hello")
+        assert done["stop_reason"] == "end_turn" and modes(ed)[0] == "build"
