@@ -539,3 +539,43 @@ def test_follow_shows_the_file_codex_asks_to_patch(tmp_path: Path) -> None:
         assert ed.lua("return vim.fn.fnamemodify(vim.fn.bufname(), ':t')") == "main.txt"
         ed.answer_permission("1")
         assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+
+
+PICKER = """
+_G.picks = {}
+vim.ui.select = function(items, opts, on_choice)
+  local labels = {}
+  for i, item in ipairs(items) do labels[i] = opts.format_item(item) end
+  table.insert(_G.picks, labels)
+  _G.pick = function(i) on_choice(items[i], i) end
+end
+"""
+
+
+def test_a_reloaded_session_shows_its_commands_output(tmp_path: Path) -> None:
+    """I4: on session/load codex replays a finished command as a call that comes already
+    completed, then its output and exit in an update without a status: the reopened
+    conversation shows the output, as the live turn did."""
+    with codex_editor(tmp_path) as (ed, _):
+        ed.ask("echo replayed-one; echo replayed-two")
+        ed.answer_permission("1")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+        header = "⚙ echo replayed-one; echo replayed-two  [execute] completed"
+        assert header in tool_lines(ed)
+        ed.nvim.command("MiniMeStop")
+        ed.wait_note("agent stopped")
+        ed.lua(PICKER)
+        ed.nvim.command("MiniMeSessions")
+        picks = wait_for(lambda: ed.lua("return _G.picks"), 60, message="for the picker")
+        assert len(picks[0]) == 1 and "echo replayed-one" in picks[0][0], picks
+        ed.lua("_G.pick(1)")  # the session, then what to do with it: reopen
+        wait_for(lambda: len(ed.lua("return _G.picks")) == 2, 10, message="for the actions")
+        assert ed.lua("return _G.picks")[1][0].startswith("Reopen")
+        ed.lua("_G.pick(1)")
+        assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
+        lines = ed.conversation_lines()
+        start = lines.index(header) + 1
+        body = [line[4:] for line in lines[start : start + 4]]
+        assert body[0].startswith("input: "), lines
+        assert body[1:] == ["replayed-one", "replayed-two", "(exit code 0)"], lines
+        assert "this client never created" not in "\n".join(lines)
