@@ -428,9 +428,20 @@ def test_codex_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: P
         ed.answer_permission("1")
         assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
         namespaces = [t for t in model.turns()[0]["tools"] if t.get("name") == "mcp__minime"]
-        assert "read_buffer" in [t["name"] for t in namespaces[0]["tools"]]
+        offered = {t["name"]: t for t in namespaces[0]["tools"]}
+        assert "read_buffer" in offered
+        # Named as codex's model calls them in its namespace (I1), not mm's client_ names.
+        assert "from open_buffers" in offered["read_buffer"]["description"]
+        assert "client_" not in json.dumps(namespaces)
         read = model.outputs()[-1]
         assert '"text":"unsaved words"' in read, read
+        # Its result comes only as rawOutput, the MCP CallToolResult wrapped: shown as its
+        # text, not as the JSON around it (I2).
+        lines = ed.turn_lines()
+        header = next(x for x in lines if x.startswith("⚙ mcp.minime.read_buffer"))
+        body = lines[lines.index(header) + 1 :]
+        assert any(x.startswith('    {"path":"notes.txt"') for x in body), lines
+        assert not any("structuredContent" in x for x in lines), lines
 
         ed.ask("read outside")
         ed.permission_text()
@@ -438,6 +449,7 @@ def test_codex_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: P
         assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
         refused = model.outputs()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
+        assert "call open_buffers for" in refused, refused
         quit_leaves_no_bridge(ed)
 
 
