@@ -147,6 +147,12 @@ def test_gemini_streams_asks_runs_and_cancels(tmp_path: Path) -> None:
         wait_for(lambda: not ed.permission_open(), 10, message="for the prompt to close")
         assert not Path(ed.cwd, "never.txt").exists()
 
+        # It can load a session but lists none: no session/list is sent (I5).
+        ed.nvim.command("MiniMeSessions")
+        note = ed.wait_note("does not list its sessions")
+        assert note.startswith("minime: Gemini CLI does not list its sessions"), note
+        assert not [n for n in ed.notes() if "failed" in n or "Method not found" in n]
+
         pid = quit_with_one_agent(ed)
     wait_tree_gone(pid, "gemini")
 
