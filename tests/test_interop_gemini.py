@@ -55,14 +55,17 @@ def prompt_of(contents: list[dict[str, Any]]) -> str:
 
 
 def script(contents: list[dict[str, Any]]) -> Reply:
-    """ "run …": that command (its run_shell_command); "read …": the editor's read_buffer of that
-    path; after a function's response, or for anything else: "All done."."""
+    """Asked "run …": that command (its run_shell_command); "read …": the editor's read_buffer
+    of that path; "plan first": its enter_plan_mode; after a function's response, or for
+    anything else: "All done."."""
     step, prompt = last_call(contents), prompt_of(contents)
     if step is None and prompt.startswith("run "):
         command = prompt.removeprefix("run ")
         return Reply(text="Running it.", tool="run_shell_command", arguments={"command": command})
     if step is None and prompt.startswith("read "):
         return Reply(tool=MCP_READ, arguments={"path": prompt.removeprefix("read ")})
+    if step is None and prompt == "plan first":
+        return Reply(tool="enter_plan_mode", arguments={"reason": "to think first"})
     return Reply(text="All done.")
 
 
@@ -243,3 +246,17 @@ def test_checkhealth_sees_gemini_start_the_editors_server_in_a_trusted_folder(
         health = checkhealth(ed)
     assert "the agent started the editor's MCP server when it opened a session" in health, health
     assert "did not start the editor's MCP server" not in health
+
+
+def test_gemini_entering_plan_mode_moves_the_mode_shown(tmp_path: Path) -> None:
+    """Gemini CLI says its own change of mode only as agent text ``[MODE_UPDATE] plan`` (never
+    current_mode_update): the mode shown follows it, and it is no line of the answer."""
+    with gemini_editor(tmp_path) as (ed, _):
+        ed.ask("plan first")
+        ed.permission_win()
+        ed.answer_permission("2")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+        state = ed.lua("return require('minime.modes').get(...)", ed.cwd)
+        assert state["mode"] == "plan", state
+        assert "mode: Plan" in ed.lua("return require('minime.modes').label(...)", ed.cwd)
+        assert "[MODE_UPDATE]" not in ed.turn_text(), ed.turn_text()

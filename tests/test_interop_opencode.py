@@ -49,8 +49,8 @@ MCP_READ = "minime_read_buffer"  # OpenCode's name for the editor's read_buffer
 
 
 def script(messages: list[dict[str, Any]]) -> Reply:
-    """ "run …": that command (OpenCode's bash tool); "read …": the editor's read_buffer of that
-    path; after a tool's result, or for anything else: "All done."."""
+    """Asked "run …": that command (OpenCode's bash tool); "read …": the editor's read_buffer
+    of that path; after a tool's result, or for anything else: "All done."."""
     step, prompt = last_tool(messages), user_text(messages)
     if step is None and prompt.startswith("run "):
         command = prompt.removeprefix("run ")
