@@ -2,7 +2,8 @@
 ``mcpServers`` without a word (gemini-cli in a folder it does not trust; agy-acp, copilot-cli
 and oh-my-pi were reported to), and their model then never sees an editor tool. When a
 session's first turn ends and its bridge never came, the user is told once per agent, with
-what to check (the definition's ``mcp_hint``).
+what to check (the definition's ``mcp_hint``). A first turn cut short (cancelled, failed)
+says nothing: the agent may start its servers late.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class McpReach:
         self._told: weakref.WeakSet[object] = weakref.WeakSet()  # the clients said of
 
     def turn_ended(self, session: Session, ask: ops.AgentOp) -> None:
-        """A turn of ``session`` ended: after its first, say whether the bridge never came."""
+        """A turn of ``session`` ended as the agent ended it: after its first, say whether the
+        bridge never came."""
         if ask.editor_tools != "mcp" or session in self._checked:
             return
         self._checked.add(session)

@@ -99,8 +99,8 @@ class Turns:
                 )
             prompt = built.blocks
         # No await from here to the turn: the session is busy before another ask can look.
-        await self._run_turn(session, place, prompt)
-        self._reach.turn_ended(session, ask)
+        if await self._run_turn(session, place, prompt) == "end_turn":
+            self._reach.turn_ended(session, ask)  # a first turn cut short says nothing of it
 
     async def warm(self, warm: ops.Warm) -> None:
         """Start ``cwd``'s agent and session while the user types the first ask there: silent.
@@ -136,9 +136,11 @@ class Turns:
 
     async def _run_turn(
         self, session: Session, place: Workspace, prompt: str | list[dict[str, Any]]
-    ) -> None:
+    ) -> str | None:
+        """Stream one turn into the cwd's conversation; why it stopped (None: it failed)."""
         cwd = place.cwd
         ended = place.turn_ended = asyncio.Event()
+        stop_reason = None
         try:
             async for event in session.stream(prompt):
                 if self._modes.follow(cwd, session, event):
@@ -147,6 +149,7 @@ class Turns:
                 if isinstance(item, events.Done):
                     item.session_id = session.session_id
                     item.cwd = cwd
+                    stop_reason = event.stop_reason
                 self._conversation.render(cwd, item)
         except Error as exc:
             self._conversation.fail(place, str(exc), session.session_id)
@@ -156,6 +159,7 @@ class Turns:
             ended.set()
             if place.turn_ended is ended:
                 place.turn_ended = None
+        return stop_reason
 
     async def cancel(self, payload: ops.CwdOp) -> None:
         cwd = os.path.realpath(payload.cwd or os.getcwd())
