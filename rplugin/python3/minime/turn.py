@@ -136,8 +136,12 @@ class Turn:
         if event.kind == "text":
             mid = event.message_id
             new_id = mid is not None and self._message_id not in (None, mid)
-            # No ids (gemini-cli sends none): text after a tool call is a message of its own.
-            if self.parts and (new_id or (mid is None and self._tool_since_text)):
+            # No ids (gemini-cli sends none): text after a tool call is not glued to the line
+            # before it (``Running it.All done.``).
+            tail = next((part for part in reversed(self.parts) if part), "")
+            glued = mid is None and self._tool_since_text and bool(tail)
+            glued = glued and not tail.endswith("\n") and not event.text.startswith("\n")
+            if self.parts and (new_id or glued):
                 self.parts.append("\n\n")  # a new message (claude: text, a tool, more text)
             self._message_id = mid if mid is not None else self._message_id
             self._tool_since_text = False
