@@ -125,6 +125,18 @@ def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     assert "[other]" not in text
 
 
+def test_an_mcp_tools_call_tool_result_shows_as_its_text(tmp_path: Path) -> None:
+    """I2: codex-acp's MCP result (rawOutput only, the CallToolResult wrapped) is its text, not
+    13 lines of JSON; a failure shows its error."""
+    with shapes_editor(tmp_path) as ed:
+        done, _ = ed.turn("mcpresult")
+        assert done["stop_reason"] == "end_turn"
+        lines = ed.turn_lines()
+    ok, failed = [i for i, line in enumerate(lines) if line.startswith("⚙ mcp.minime.")]
+    assert tool_body(lines, lines[ok]) == ['{"text":"unsaved words"}'], lines
+    assert tool_body(lines, lines[failed]) == ["error: tool call failed: the server is gone"]
+
+
 def test_a_tool_line_shows_the_call_as_the_library_merged_it(tmp_path: Path) -> None:
     """The line shows the merged call as it is: ACP's default kind where none was named, an
     update's title ``""`` replaces the earlier one (the line shows the call's id, as for a call
@@ -205,6 +217,11 @@ def test_a_loaded_session_replays_messages_apart_and_ignores_later_updates(
         "linked",
         "(exit code 0)",
     ], lines
+    # I4: codex-acp's replay of a finished command: its output after the call came ended.
+    assert tool_body(lines, "⚙ Run tests  [execute] completed") == ["3 passed", "(exit code 0)"]
+    assert tool_body(lines, "⚙ mcp.minime.read_buffer  [execute] completed") == [
+        '{"text":"unsaved words"}'
+    ], lines
     assert "LATE-AFTER-LOAD" not in seen
 
 
@@ -214,6 +231,29 @@ def test_an_agent_without_agent_info_is_named_by_its_definition(tmp_path: Path) 
         ed.nvim.command("MiniMeSessions")
         note = ed.wait_note("keeps no sessions to reopen")
     assert note.startswith("minime: shapes-agent keeps no sessions"), note
+
+
+def test_sessions_never_asks_an_agent_that_lists_none_and_tells_a_refusal_from_a_death(
+    tmp_path: Path,
+) -> None:
+    """I5: gemini-cli can load a session but lists none (``sessionCapabilities: {}``): no
+    session/list is sent (it showed the raw "Method not found"); a list that fails while the
+    agent lives is said plainly, the agent kept."""
+    with shapes_editor(tmp_path, SHAPES_SESSIONS="load") as ed:
+        ed.nvim.command("MiniMeSessions")
+        note = ed.wait_note("does not list its sessions")
+        assert note == (
+            "minime: shapes-agent does not list its sessions (it offers no session/list): "
+            "there are none to pick"
+        )
+        assert not [n for n in ed.notes() if "Method not found" in n or "failed" in n]
+    with shapes_editor(tmp_path, SHAPES_SESSIONS="broken") as ed:
+        ed.nvim.command("MiniMeSessions")
+        note = ed.wait_note("did not list its sessions")
+        assert note.startswith("minime: shapes-agent did not list its sessions: session/list"), note
+        assert "the session store is locked" in note
+        _, text = ed.turn("ping")
+        assert "pong" in text, "the agent lives on"
 
 
 def test_mode_and_config_messages_name_the_agent_by_its_definition(tmp_path: Path) -> None:

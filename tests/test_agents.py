@@ -16,7 +16,7 @@ from plugin_harness import ALLOW_CLIENT_TOOLS, DEMO_MM, Editor, agent_file, edit
 
 FAKE_MM = REPO / "tests" / "fake_mm.py"
 EXAMPLE_AGENT = REPO / "tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
-SHIPPED = "claude, codex, mm, qwen, sdk_example"
+SHIPPED = "claude, codex, gemini, mm, opencode, qwen, sdk_example"
 
 # A definition of one's own: the fake mm (marking), its agent file and env computed from ctx.
 MINE = """
@@ -125,7 +125,16 @@ def test_a_definition_dropped_on_the_runtimepath_is_picked_by_name(tmp_path: Pat
         cwd = ed.cwd
         assert (tmp_path / "mark.txt").read_text() == f"mine at {cwd} window rounded"
         names = ed.lua("return require('minime.agents').names()")
-        assert names == ["claude", "codex", "mine", "mm", "qwen", "sdk_example"]
+        assert names == [
+            "claude",
+            "codex",
+            "gemini",
+            "mine",
+            "mm",
+            "opencode",
+            "qwen",
+            "sdk_example",
+        ]
         text = health(ed)
     assert f'OK agent "mine": My agent ({mine})' in text
     assert f"OK My agent: {tmp_path}/marking-mm -acp -config {cwd}/agent.yaml" in text

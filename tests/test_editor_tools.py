@@ -190,8 +190,13 @@ def test_read_buffer_cut_by_max_lines_says_where_to_go_on(editor: Editor, nvim: 
     lines = first["text"].split("\n")
     assert lines[:4] == ["line 1", "line 2", "line 3", "line 4"]
     assert len(lines) == 5
-    assert lines[4].startswith("[cut: lines 5-10 not shown")
-    assert "start_line=5" in lines[4]
+    note = "call client_read_buffer with start_line=5 for more]"
+    assert lines[4] == "[cut: lines 5-10 not shown (output limit); " + note
+    # An agent whose model sees the tool under another name is told that name (I1).
+    editor.ctx = {"max_lines": 4, "tool_names": "mcp__minime__%s"}
+    note = editor.json("read_buffer", path="ten.txt")["text"].split("\n")[4]
+    assert "call mcp__minime__read_buffer with start_line=5" in note, note
+    editor.ctx = {"max_lines": 4}
     # Following the note reads the rest, part by part, and the last part has no note.
     second = editor.json("read_buffer", path="ten.txt", start_line=5)
     assert (second["end_line"], second["text"].split("\n")[-1][:5]) == (8, "[cut:")

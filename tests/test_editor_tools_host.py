@@ -36,8 +36,12 @@ class FakeLua:
         self.answer = answer if answer is not None else {"ok": True, "value": {"x": 1}}
         self.fail = fail
         self.calls: list[tuple[str, dict[str, Any], str]] = []
+        self.names: list[str] = []
 
-    async def __call__(self, name: str, args: dict[str, Any], cwd: str, _sid: Any = None) -> Any:
+    async def __call__(
+        self, name: str, args: dict[str, Any], cwd: str, _sid: Any = None, names: str = ""
+    ) -> Any:
+        self.names.append(names)
         self.calls.append((name, args, cwd))
         if self.fail:
             raise self.fail
@@ -97,6 +101,44 @@ def test_call_passes_arguments_and_cwd_and_sends_luas_json_text_as_is() -> None:
     lua = FakeLua({"ok": True, "value": {"text": "é\n", "path": "a.py"}})
     tool = by_name(editor_tools(lua)("s1", "/proj"))["read_buffer"]
     assert run(tool, {"path": "a.py"}) == '{"text":"é\\n","path":"a.py"}'
+
+
+def all_texts(tool: Any) -> str:
+    return json.dumps([tool.description, tool.input_schema])
+
+
+def test_the_texts_name_the_tools_as_the_receiving_agents_model_sees_them() -> None:
+    """I1: mm's model sees client_open_buffers; claude's mcp__minime__open_buffers: the
+    descriptions and errors say the name the agent's model can call, and a value (a file's
+    text) is never rewritten."""
+    mm_tools = by_name(editor_tools(FakeLua())("s1", "/p"))
+    assert "client_open_buffers" in all_texts(mm_tools["read_buffer"])
+    assert "client_definition" in all_texts(mm_tools["symbols"])
+
+    value = '{"text":"see client_open_buffers"}'
+    failing = FakeLua({"ok": False, "error": "not open; call client_open_buffers for the list"})
+    for names, open_buffers in [
+        ("mcp__minime__%s", "mcp__minime__open_buffers"),
+        ("minime_%s", "minime_open_buffers"),
+        ("%s", "open_buffers"),
+    ]:
+        tools = by_name(
+            editor_tools(FakeLua({"ok": True, "value": value}), names=names)("s1", "/p")
+        )
+        texts = "".join(all_texts(tool) for tool in tools.values())
+        assert "client_" not in texts, names
+        assert f"from {open_buffers}" in tools["read_buffer"].description, names
+        read = tools["read_buffer"].input_schema["properties"]["path"]["description"]
+        assert read == f"Path of an open file, as {open_buffers} lists it.", names
+        assert names.replace("%s", "definition") in tools["symbols"].description
+        assert run(tools["read_buffer"], {"path": "a"}) == value, "a value is the file's own"
+        lua = FakeLua({"ok": True, "value": value})
+        run(by_name(editor_tools(lua, names=names)("s1", "/p"))["read_buffer"], {"path": "a"})
+        assert lua.names == [names], "Lua writes its notes with the agent's names"
+        failed = by_name(editor_tools(failing, names=names)("s1", "/p"))["read_buffer"]
+        with pytest.raises(ToolError) as info:
+            run(failed, {"path": "x"})
+        assert str(info.value) == f"not open; call {open_buffers} for the list", names
 
 
 def test_failures_become_tool_errors_with_short_messages() -> None:

@@ -267,7 +267,9 @@ def run_now(coro: Any) -> Any:
 @FUZZ
 @given(st.sampled_from(BUILTIN_NAMES), EDITOR_ARGS)
 def test_editor_tools_answer_any_arguments_clearly(nvim: Any, name: str, args: Any) -> None:
-    async def call_lua(tool: str, arguments: dict[str, Any], cwd: str, _sid: Any = None) -> Any:
+    async def call_lua(
+        tool: str, arguments: dict[str, Any], cwd: str, _sid: Any = None, names: str = ""
+    ) -> Any:
         return nvim.exec_lua("return require('minime.tools').call(...)", tool, arguments, cwd)
 
     specs = nvim.exec_lua("return require('minime.tools').builtin_specs()")

@@ -575,6 +575,8 @@ def test_claude_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: 
         assert ed.wait_done(2)["stop_reason"] == "end_turn"
         refused = claude.model.tool_results()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
+        # The error names the tool as claude's model can call it (I1), not mm's client_ name.
+        assert "call mcp__minime__open_buffers for" in refused, refused
         quit_leaves_no_bridge(ed)
 
 

@@ -428,9 +428,20 @@ def test_codex_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: P
         ed.answer_permission("1")
         assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
         namespaces = [t for t in model.turns()[0]["tools"] if t.get("name") == "mcp__minime"]
-        assert "read_buffer" in [t["name"] for t in namespaces[0]["tools"]]
+        offered = {t["name"]: t for t in namespaces[0]["tools"]}
+        assert "read_buffer" in offered
+        # Named as codex's model calls them in its namespace (I1), not mm's client_ names.
+        assert "from open_buffers" in offered["read_buffer"]["description"]
+        assert "client_" not in json.dumps(namespaces)
         read = model.outputs()[-1]
         assert '"text":"unsaved words"' in read, read
+        # Its result comes only as rawOutput, the MCP CallToolResult wrapped: shown as its
+        # text, not as the JSON around it (I2).
+        lines = ed.turn_lines()
+        header = next(x for x in lines if x.startswith("⚙ mcp.minime.read_buffer"))
+        body = lines[lines.index(header) + 1 :]
+        assert any(x.startswith('    {"path":"notes.txt"') for x in body), lines
+        assert not any("structuredContent" in x for x in lines), lines
 
         ed.ask("read outside")
         ed.permission_text()
@@ -438,6 +449,7 @@ def test_codex_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: P
         assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
         refused = model.outputs()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
+        assert "call open_buffers for" in refused, refused
         quit_leaves_no_bridge(ed)
 
 
@@ -515,3 +527,67 @@ def test_codex_apply_patch_is_reviewed_and_rejected(tmp_path: Path) -> None:
         ed.nvim.command("MiniMeReview")
         ed.wait_note("nothing to review")
         assert ed.turn_errors() == [] and len(model.turns()) == 2
+
+
+FOLLOWED = """
+local f = require('minime.ui.follow')
+local win = f.win and vim.api.nvim_win_is_valid(f.win) and f.win or nil
+return win and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)), ':t')
+  or vim.NIL
+"""
+
+
+def test_follow_shows_the_file_codex_asks_to_patch(tmp_path: Path) -> None:
+    """I3: codex names the files it edits only in its permission request's toolCall (an update
+    of the call); follow shows them there, before the answer."""
+    with codex_editor(tmp_path, next_step=patching, follow=True) as (ed, _):
+        a = Path(ed.cwd, "a.txt")
+        a.write_text("l1\nl2\nl3\nl4\nl5\n")
+        Path(ed.cwd, "main.txt").write_text("main\n")
+        ed.nvim.command("edit main.txt")
+        ed.ask("patch a.txt")
+        ed.permission_win()
+        assert wait_for(lambda: ed.lua(FOLLOWED) == "a.txt" or None, 10, message="a.txt followed")
+        assert ed.lua("return vim.fn.fnamemodify(vim.fn.bufname(), ':t')") == "main.txt"
+        ed.answer_permission("1")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+
+
+PICKER = """
+_G.picks = {}
+vim.ui.select = function(items, opts, on_choice)
+  local labels = {}
+  for i, item in ipairs(items) do labels[i] = opts.format_item(item) end
+  table.insert(_G.picks, labels)
+  _G.pick = function(i) on_choice(items[i], i) end
+end
+"""
+
+
+def test_a_reloaded_session_shows_its_commands_output(tmp_path: Path) -> None:
+    """I4: on session/load codex replays a finished command as a call that comes already
+    completed, then its output and exit in an update without a status: the reopened
+    conversation shows the output, as the live turn did."""
+    with codex_editor(tmp_path) as (ed, _):
+        ed.ask("echo replayed-one; echo replayed-two")
+        ed.answer_permission("1")
+        assert ed.wait_done(1, timeout=60)["stop_reason"] == "end_turn"
+        header = "⚙ echo replayed-one; echo replayed-two  [execute] completed"
+        assert header in tool_lines(ed)
+        ed.nvim.command("MiniMeStop")
+        ed.wait_note("agent stopped")
+        ed.lua(PICKER)
+        ed.nvim.command("MiniMeSessions")
+        picks = wait_for(lambda: ed.lua("return _G.picks"), 60, message="for the picker")
+        assert len(picks[0]) == 1 and "echo replayed-one" in picks[0][0], picks
+        ed.lua("_G.pick(1)")  # the session, then what to do with it: reopen
+        wait_for(lambda: len(ed.lua("return _G.picks")) == 2, 10, message="for the actions")
+        assert ed.lua("return _G.picks")[1][0].startswith("Reopen")
+        ed.lua("_G.pick(1)")
+        assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
+        lines = ed.conversation_lines()
+        start = lines.index(header) + 1
+        body = [line[4:] for line in lines[start : start + 4]]
+        assert body[0].startswith("input: "), lines
+        assert body[1:] == ["replayed-one", "replayed-two", "(exit code 0)"], lines
+        assert "this client never created" not in "\n".join(lines)

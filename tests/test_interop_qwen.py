@@ -78,6 +78,7 @@ def qwen_editor(tmp_path: Path) -> Iterator[tuple[Editor, ModelServer]]:
     with serving(script(Path(os.path.realpath(cwd)))) as model:
         agent = {
             "label": "Qwen Code (qwen --acp)",  # as the shipped definition names it
+            "tool_names": "mcp__minime__%s",  # and its tools
             "cmd": [NODE or "node", str(QWEN_JS), "--acp", "--auth-type", "openai"],
             "env": {
                 "OPENAI_BASE_URL": model.base_url,
@@ -240,6 +241,8 @@ def test_qwen_reads_the_unsaved_buffer_over_mcp_and_nothing_outside(tmp_path: Pa
         assert ed.wait_done(2, timeout=60)["stop_reason"] == "end_turn"
         refused = model.tool_results()[-1]
         assert "not a file open" in refused and "OUTSIDE_SECRET" not in refused, refused
+        # The error names the tool as qwen's model can call it (I1), not mm's client_ name.
+        assert "call mcp__minime__open_buffers for" in refused, refused
         quit_leaves_no_bridge(ed)
 
 

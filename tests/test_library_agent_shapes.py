@@ -87,6 +87,33 @@ def test_a_turns_text_keeps_its_messages_apart(tmp_path: Path) -> None:
     assert asyncio.run(main()).text == "I wrote hello.txt.\n\n\nAll done, bye."
 
 
+def test_text_after_a_tool_call_without_message_ids_is_a_message_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """gemini-cli sends no messageId: its text before and after a command read glued
+    (``Running it.All done.``)."""
+
+    async def main() -> minime.Result:
+        client = await minime.connect(command=[sys.executable, str(SHAPES)], cwd=tmp_path)
+        try:
+            return await (await client.new_session()).complete("gemini")
+        finally:
+            await client.close()
+
+    assert asyncio.run(main()).text == "Running it.\n\nAll done."
+
+
+def test_an_mcp_call_tool_result_in_raw_output_is_shown_as_its_text(tmp_path: Path) -> None:
+    """codex-acp sends an MCP tool's result only as rawOutput, the CallToolResult wrapped:
+    its text (or its error), not 13 lines of JSON around it (I2)."""
+    done = results(asyncio.run(events_of("mcpresult", tmp_path)))
+    assert (done["m1"].status, done["m1"].output) == ("completed", '{"text":"unsaved words"}')
+    assert (done["m2"].status, done["m2"].output) == (
+        "failed",
+        "error: tool call failed: the server is gone",
+    )
+
+
 def test_tool_output_wherever_the_agent_puts_it(tmp_path: Path) -> None:
     events = asyncio.run(events_of("qwen codex edit terminal nokind", tmp_path))
     done = results(events)
@@ -208,6 +235,13 @@ def test_a_load_replays_until_its_answer_and_not_after(tmp_path: Path) -> None:
     # A replayed call's updates are merged as a turn's are: the last one names no title.
     h2 = [(e.kind, e.call.title, e.call.kind) for e in replayed if e.call and e.call.id == "h2"]
     assert h2[-1] == ("tool_result", "Run make", "execute"), h2
+    # codex-acp's replay of a finished command: the call comes completed (no output yet), its
+    # output and exit after it; the last result of the call is the whole of it (I4).
+    h3 = [e for e in replayed if e.kind == "tool_result" and e.call and e.call.id == "h3"]
+    assert (h3[-1].status, h3[-1].output) == ("completed", "3 passed\n(exit code 0)"), h3
+    assert h3[-1].call is not None and h3[-1].call.title == "Run tests"
+    (h4,) = [e for e in replayed if e.kind == "tool_result" and e.call and e.call.id == "h4"]
+    assert h4.output == '{"text":"unsaved words"}', "the text of codex's CallToolResult (I2)"
 
 
 def test_an_earlier_turns_late_update_is_not_the_next_turns(tmp_path: Path) -> None:

@@ -210,3 +210,50 @@ def test_set_mode_on_a_dead_agent_says_it_died(tmp_path: Path) -> None:
         await client.close()
 
     asyncio.run(main())
+
+
+def test_modes_offered_as_a_mode_config_option_are_the_session_modes(tmp_path: Path) -> None:
+    """opencode offers its modes (build, plan) only as a config option of category ``mode``:
+    they are the session's modes; set_mode sets that option (no session/set_mode, which such
+    an agent does not answer), and the agent's own change of it moves the mode."""
+
+    async def main() -> None:
+        async with await connect(tmp_path, MODES_OFFER="option") as client:
+            session = await client.new_session()
+            assert session.modes is not None and session.modes.current == "auto"
+            assert [m.id for m in session.modes.available] == ["auto", "default", "plan"]
+            assert session.modes.find("default").name == "Ask"
+            await session.set_mode("default")
+            assert session.modes.current == "default"
+            assert (await session.complete("which")).text == "mode is default"
+            with pytest.raises(minime.Error, match=r"no mode 'yolo'; its modes: auto, default"):
+                await session.set_mode("yolo")
+            events = [e async for e in session.stream("switch plan")]
+            assert "config" in [e.kind for e in events]
+            assert session.modes.current == "plan"
+        wire = tmp_path / "wire.jsonl"
+        assert received(wire, "session/set_mode") == []
+        assert received(wire, "session/set_config_option") == [
+            {"sessionId": session.session_id, "configId": "mode", "value": "default"}
+        ]
+
+    asyncio.run(main())
+
+
+def test_a_mode_said_as_agent_text_moves_the_mode_and_is_not_text(tmp_path: Path) -> None:
+    """gemini-cli says a change of its mode only as the agent text ``[MODE_UPDATE] <id>``: a
+    ``mode`` event (the statusline follows), not a line of the answer; a mode it never
+    offered stays text."""
+
+    async def main() -> None:
+        async with await connect(tmp_path, MODES_SAY="text") as client:
+            session = await client.new_session()
+            events = [e async for e in session.stream("switch plan")]
+            assert [e.mode for e in events if e.kind == "mode"] == ["plan"]
+            assert session.modes.current == "plan"
+            assert events[-1].text == "switched to plan"
+            said = [e.text async for e in session.stream("switch nope") if e.kind == "text"]
+            assert said == ["[MODE_UPDATE] nope", "switched to nope"]
+            assert session.modes.current == "plan"
+
+    asyncio.run(main())

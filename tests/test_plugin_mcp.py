@@ -123,7 +123,8 @@ def test_checkhealth_says_which_path_each_agent_takes_and_starts_the_bridge(
     with mcp_editor(cwd, mcp_servers=[web]) as ed:
         text = health(ed)
     assert 'agent "inline" gets the editor tools over an MCP server of each session' in text
-    assert "per agent: claude: mcp, codex: mcp, mm: client, qwen: mcp, sdk_example: mcp" in text
+    per_agent = "claude: mcp, codex: mcp, gemini: mcp, mm: client, opencode: mcp, qwen: mcp"
+    assert f"per agent: {per_agent}, sdk_example: mcp" in text
     assert "the editor's MCP server starts: tools/list answered in" in text, text
     assert "MCP server web is not passed: the agent does not take http servers" in text
     with mcp_editor(cwd, editor_tools="client") as ed:
@@ -200,3 +201,33 @@ def test_your_own_tools_go_over_mcp_with_their_schema_and_failures(tmp_path: Pat
     }
     assert failed["result"]["isError"] is True
     assert "no branch here" in failed["result"]["content"][0]["text"]
+
+
+STOP_SETUP_ASK = """
+require('minime').stop()
+local options = vim.deepcopy(require('minime.config').options)
+options.editor_tools = ...
+require('minime').setup(options)
+require('minime').ask("servers")
+"""
+
+
+def test_an_ask_right_after_stop_and_setup_gets_a_session_of_the_new_setup(
+    tmp_path: Path,
+) -> None:
+    """:MiniMeStop, setup{ editor_tools = … }, and an ask at once (one Lua call: the host reads
+    them back to back, the stop still ending the old agent): the ask's session is a new one, of
+    the new setup, every time. It once joined the session being closed ("the agent connection
+    is closed", or no editor server), or the stop SIGTERMed the agent being started for it (as
+    an orphan of the old one): about one run in three, from outside."""
+    cwd = project(tmp_path)
+    with mcp_editor(cwd, editor_tools="client") as ed:
+        assert said(ed, "servers", "SERVERS") == []
+        for run, how in enumerate(["mcp", "client", "mcp", "client", "mcp", "mcp"], start=2):
+            ed.lua(STOP_SETUP_ASK, how)
+            done = ed.wait_done(run)
+            text = "".join(ed.turn_lines())
+            assert not done.get("error") and "SERVERS " in text, (run, done, text)
+            servers = json.JSONDecoder().raw_decode(text.rsplit("SERVERS ", 1)[1])[0]
+            names = [server["name"] for server in servers]
+            assert names == (["minime"] if how == "mcp" else []), (run, how, servers)

@@ -132,7 +132,8 @@ class ScriptedMM(ToolCalls):
         version = params.get("protocolVersion", 1)
         return {
             "protocolVersion": min(int(version) if isinstance(version, int) else 1, 1),
-            "agentCapabilities": {"loadSession": True},
+            # It lists the stored sessions it loads: said, as ACP asks of an agent.
+            "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
             "agentInfo": {"name": "mm", "title": self.title, "version": self.version},
             "authMethods": [],
         }

@@ -66,6 +66,8 @@ local function agent_payload(cwd, definition)
     agent_file = agent.agent_file,
     discovery = agent.discovery,
     editor_tools = agent.editor_tools,
+    tool_names = agent.tool_names,
+    mcp_hint = agent.mcp_hint,
     mcp_servers = agent.mcp_servers,
     mode = agent.mode,
   },

@@ -239,6 +239,19 @@ function M.check_editor_tools(report, failure, agent)
     end
   end
   local live = report.live or {}
+  if agent.editor_tools == "mcp" and live.mcp_reached == false then
+    -- gemini-cli in a folder it does not trust drops a client's MCP servers without a word.
+    h.warn(
+      "live check: the agent did not start the editor's MCP server when it opened a session:"
+        .. " its model cannot reach the editor tools",
+      fix(
+        agent.mcp_hint
+          or "Check that it takes the MCP servers a client passes (its settings, its trust of this folder)."
+      )
+    )
+  elseif agent.editor_tools == "mcp" and live.mcp_reached then
+    h.ok("live check: the agent started the editor's MCP server when it opened a session")
+  end
   local http = vim.tbl_get(live, "capabilities", "mcpCapabilities", "http")
   for _, server in ipairs(agent.mcp_servers or {}) do
     local remote = type(server) == "table" and server.url ~= nil

@@ -76,9 +76,9 @@ function M.ask_refused(thread, prompt)
 end
 
 --- Run editor tool `name` for `thread` (see minime.tools.call); returns its answer, or that
---- it is pending.
-function M.tool(name, args, ctx, reply, thread)
-  return require("minime.tools").call(name, args, ctx, reply, thread)
+--- it is pending. `names`: how the calling agent's model names the tools.
+function M.tool(name, args, ctx, reply, thread, names)
+  return require("minime.tools").call(name, args, ctx, reply, thread, names)
 end
 
 --- Answer the agent's `fs/read_text_file` or `fs/write_text_file` (see minime.editor.fs).
@@ -104,6 +104,9 @@ function M.permission(req)
   local permission = require("minime.config").options.permission
   req.timeout = type(permission) == "table" and permission.timeout or nil
   pcall(require("minime.review.baseline").name_locations, key, req.cwd, req.locations)
+  if require("minime.config").options.follow then
+    pcall(require("minime.ui.follow").see_request, key, req.cwd, req.call_id, req.locations)
+  end
   require("minime.ui.permission").open(req, function(option_id, remember, reason)
     to_host("permission_answer", {
       id = req.id,

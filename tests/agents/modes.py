@@ -6,6 +6,10 @@ options: ``model`` (a select: ``fast``, ``smart``) and ``web`` (a boolean). Envi
 
 - ``MODES_LOG``: a file that gets one JSON line per message received (what crossed the wire);
 - ``MODES_OFFER=none``: sessions offer neither modes nor options;
+- ``MODES_OFFER=option``: no ACP modes; the modes are a config option ``mode`` of category
+  ``mode`` (as opencode offers ``build`` and ``plan``), set with ``session/set_config_option``;
+- ``MODES_SAY=text``: a change of mode is said only as agent text ``[MODE_UPDATE] <id>`` (as
+  gemini-cli says it), never as ``current_mode_update``;
 - ``MODES_SET_MODE=mute``: ``session/set_mode`` is never answered.
 
 A prompt's text says what the turn does:
@@ -43,7 +47,21 @@ class Session:
         self.waiting: Any = None  # the id of a "wait" prompt not answered yet
 
     def options(self) -> list[dict[str, Any]]:
+        modes = []
+        if os.environ.get("MODES_OFFER") == "option":
+            values = [{"value": m["id"], "name": m["name"]} for m in MODES]
+            modes = [
+                {
+                    "id": "mode",
+                    "name": "Session Mode",
+                    "category": "mode",
+                    "type": "select",
+                    "currentValue": self.mode,
+                    "options": values,
+                }
+            ]
         return [
+            *modes,
             {
                 "id": "model",
                 "name": "Model",
@@ -81,6 +99,8 @@ def new_session(session_id: str | None = None) -> dict[str, Any]:
     sessions[session.id] = session
     if os.environ.get("MODES_OFFER") == "none":
         return {"sessionId": session.id}
+    if os.environ.get("MODES_OFFER") == "option":
+        return {"sessionId": session.id, "configOptions": session.options()}
     return {
         "sessionId": session.id,
         "modes": {"currentModeId": session.mode, "availableModes": MODES},
@@ -88,11 +108,23 @@ def new_session(session_id: str | None = None) -> dict[str, Any]:
     }
 
 
+def mode_said(session: Session) -> None:
+    """The agent's own change of mode, as the environment says it is said."""
+    if os.environ.get("MODES_SAY") == "text":
+        say(session, f"[MODE_UPDATE] {session.mode}")
+    elif os.environ.get("MODES_OFFER") == "option":
+        update(
+            session, {"sessionUpdate": "config_option_update", "configOptions": session.options()}
+        )
+    else:
+        update(session, {"sessionUpdate": "current_mode_update", "currentModeId": session.mode})
+
+
 def prompt(request: dict[str, Any], session: Session, text: str) -> dict[str, Any] | None:
     words = text.split()
     if words[:1] == ["switch"] and len(words) > 1:
         session.mode = words[1]
-        update(session, {"sessionUpdate": "current_mode_update", "currentModeId": session.mode})
+        mode_said(session)
         say(session, f"switched to {session.mode}")
     elif words[:1] == ["model"] and len(words) > 1:
         session.model = words[1]
@@ -130,6 +162,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
         if params.get("modeId") not in [m["id"] for m in MODES]:
             raise LookupError(f"no mode {params.get('modeId')}")
         session.mode = params["modeId"]
+        if os.environ.get("MODES_SAY") == "text":
+            say(session, f"[MODE_UPDATE] {session.mode}")
         if session.waiting is not None:
             say(session, f"mode now {session.mode}")
             send({"id": session.waiting, "result": {"stopReason": "end_turn"}})
@@ -138,6 +172,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if method == "session/set_config_option":
         if params.get("configId") == "web":
             session.web = bool(params.get("value"))
+        elif params.get("configId") == "mode":
+            session.mode = params.get("value")
         else:
             session.model = params.get("value")
         return {"configOptions": session.options()}

@@ -23,22 +23,31 @@ example agent) and runs no model: each prompt's words pick what it sends.
   path and a 1-based line), move in a ``tool_call_update``, stay when an update names none, and
   a call naming 60 locations, one of them a 5,000-character path;
 - ``unended``: tool calls still pending / in progress when the turn ends;
+- ``gemini``: text, a command, more text, none of it with a ``messageId`` (gemini-cli);
+- ``mcpresult``: two MCP tool calls whose only output is ``rawOutput`` holding the MCP
+  ``CallToolResult`` as codex-acp wraps it (``{"result": {"content": …}, "error": null}``), and
+  one that failed with ``error`` alone;
 - ``late``: after the turn's answer, a ``tool_call_update`` and a chunk for the ended turn;
 - ``stale``: in this turn, a ``tool_call_update`` for ``late``'s call (``l1``), then ``fresh``;
 - anything else: ``pong``.
 
 ``session/load`` replays two user messages and two agent messages (``messageId`` each), a
 command whose output comes in ``_meta.terminal_output_delta`` chunks of updates without a
-status (codex-acp 2.6's replay), answers,
+status (codex-acp 2.6's replay), another that arrives already ``completed`` and whose output
+and exit come after it in one update without a status (codex-acp 2.6's replay of a finished
+command), an MCP tool's ``CallToolResult`` (codex-acp), answers,
 then sends a late chunk ``LATE-AFTER-LOAD``. After late updates it sends ``_shapes/flushed``.
 Environment: ``SHAPES_FAIL_NEW`` (text): session/new fails with it (the health check's case);
-``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_AUTH`` (a path): ``authMethods``
-``token`` (``authenticate`` logs in) and ``cli`` (a terminal method: this script run with
-``--login`` logs in), and session/new fails with ACP's auth-required error until that path
-exists (the login writes it); ``SHAPES_MANAGE`` (a path): ``sessionCapabilities.close`` and
-``delete`` advertised, each such request written to that file as a line ``<method> <id>`` (a
-deleted session leaves the list); ``SHAPES_DIRS=1``: ``additionalDirectories`` advertised, and
-the prompt ``dirs`` answers ``DIRS <the session/new additionalDirectories as JSON>``.
+``SHAPES_NO_SESSIONS=1``: no session/list nor load; ``SHAPES_SESSIONS=load``: load advertised,
+no list (gemini-cli), and a session/list answered "Method not found";
+``SHAPES_SESSIONS=broken``: list advertised, and answered with a JSON-RPC error;
+``SHAPES_AUTH`` (a path): ``authMethods`` ``token`` (``authenticate`` logs in) and ``cli`` (a
+terminal method: this script run with ``--login`` logs in), and session/new fails with ACP's
+auth-required error until that path exists (the login writes it); ``SHAPES_MANAGE`` (a path):
+``sessionCapabilities.close`` and ``delete`` advertised, each such request written to that file
+as a line ``<method> <id>`` (a deleted session leaves the list); ``SHAPES_DIRS=1``:
+``additionalDirectories`` advertised, and the prompt ``dirs`` answers ``DIRS <the session/new
+additionalDirectories as JSON>``.
 """
 
 from __future__ import annotations
@@ -64,6 +73,17 @@ SCENARIOS = {
     "locations",
     "unended",
     "stale",
+    "gemini",
+    "mcpresult",
+}
+# An MCP tool's result as codex-acp 2.6 sends it: only rawOutput, the CallToolResult wrapped.
+MCP_RESULT = {
+    "result": {
+        "content": [{"type": "text", "text": '{"text":"unsaved words"}'}],
+        "structuredContent": None,
+        "_meta": None,
+    },
+    "error": None,
 }
 BIG = 126_000  # characters of each of old and new in the edit's rawOutput (252 KB)
 
@@ -179,6 +199,19 @@ def prompt(sid: str, words: list[str], cwd: str) -> None:
         call(sid, "u1", title="Waits for ever", kind="fetch", status="pending")
         call(sid, "u2", title="Runs for ever", kind="execute", status="in_progress")
         chunk(sid, "agent_message_chunk", "giving up", None)
+    if "gemini" in words:
+        chunk(sid, "agent_message_chunk", "Running it.", None)
+        call(sid, "g1", title="touch made.txt", kind="execute", status="pending")
+        call_update(sid, "g1", status="completed", content=[])
+        chunk(sid, "agent_message_chunk", "All done.", None)
+    if "mcpresult" in words:
+        mcp = {"is_mcp_tool_call": True}
+        for call_id, status, raw in (
+            ("m1", "completed", MCP_RESULT),
+            ("m2", "failed", {"result": None, "error": "tool call failed: the server is gone"}),
+        ):
+            call(sid, call_id, title="mcp.minime.read_buffer", kind="execute", status="pending")
+            call_update(sid, call_id, status=status, rawOutput=raw, _meta=mcp)
     if "stale" in words:  # the earlier turn's call l1 ends now, in this turn
         call_update(sid, "l1", status="completed", rawOutput={"output": LATE})
         chunk(sid, "agent_message_chunk", "fresh", None)
@@ -214,6 +247,16 @@ def load(sid: str) -> None:
         call_update(sid, "h2", _meta={"terminal_output_delta": {"data": data, "terminal_id": "h2"}})
     ended = {"terminal_exit": {"exit_code": 0, "signal": None, "terminal_id": "h2"}}
     call_update(sid, "h2", status="completed", _meta=ended)
+    # codex-acp 2.6 replaying a finished command: the call comes completed, its output after.
+    content = [{"type": "terminal", "terminalId": "h3"}]
+    call(sid, "h3", title="Run tests", kind="execute", status="completed", content=content)
+    output = {
+        "terminal_output_delta": {"data": "3 passed\n", "terminal_id": "h3"},
+        "terminal_exit": {"exit_code": 0, "signal": None, "terminal_id": "h3"},
+    }
+    call_update(sid, "h3", _meta=output)
+    title = "mcp.minime.read_buffer"
+    call(sid, "h4", title=title, kind="execute", status="completed", rawOutput=MCP_RESULT)
 
 
 AUTH_METHODS = [
@@ -230,6 +273,7 @@ def main() -> None:
             open(auth, "w").close()
         return
     sessions = os.environ.get("SHAPES_NO_SESSIONS") != "1"
+    kept = os.environ.get("SHAPES_SESSIONS")
     manage = os.environ.get("SHAPES_MANAGE")
     deleted: set[str] = set()
     roots: dict[str, object] = {}
@@ -239,6 +283,8 @@ def main() -> None:
         rid = request["id"]
         if method == "initialize":
             caps = {"loadSession": True, "sessionCapabilities": {"list": {}}} if sessions else {}
+            if kept == "load":
+                caps["sessionCapabilities"] = {}
             if manage:
                 caps["sessionCapabilities"].update({"close": {}, "delete": {}})
             if os.environ.get("SHAPES_DIRS") == "1":
@@ -266,7 +312,9 @@ def main() -> None:
             cwds[sid] = params.get("cwd", "")
             roots[sid] = params.get("additionalDirectories")
             send({"id": rid, "result": {"sessionId": sid}})
-        elif method == "session/list" and sessions:
+        elif method == "session/list" and kept == "broken":
+            send({"id": rid, "error": {"code": -32603, "message": "the session store is locked"}})
+        elif method == "session/list" and sessions and kept != "load":
             item = {"sessionId": "old-1", "cwd": params.get("cwd"), "title": "Old one"}
             opened = [{"sessionId": sid, "cwd": cwd} for sid, cwd in cwds.items()]
             listed = [x for x in [item, *opened] if x["sessionId"] not in deleted]

@@ -40,7 +40,9 @@ class Editor:
         self.ctx: dict[str, Any] = {}
         self.answers: list[str] = []  # every text the model would have read
 
-        async def call_lua(name: str, args: dict[str, Any], cwd: str, _sid: Any = None) -> Any:
+        async def call_lua(
+            name: str, args: dict[str, Any], cwd: str, _sid: Any = None, names: str = ""
+        ) -> Any:
             # A ctx table in place of the cwd: the options and selection these tests set.
             return nvim.exec_lua(CALL, name, args, {**self.ctx, "cwd": cwd})
 

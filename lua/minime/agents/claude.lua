@@ -11,8 +11,10 @@ return {
   cmd = { "claude-agent-acp" },
   -- claude-agent-acp starts in "auto" (never asks); "default" asks before editing.
   mode = "default",
-  -- The editor tools as an MCP server of each session (it ignores mm's client tools).
+  -- The editor tools as an MCP server of each session (it ignores mm's client tools); Claude
+  -- Code shows them to its model as mcp__minime__<tool>.
   editor_tools = "mcp",
+  tool_names = "mcp__minime__%s",
   -- Run as root, claude-agent-acp takes any non-empty IS_SANDBOX for a sandbox and starts its
   -- CLI with --dangerously-skip-permissions, which the CLI accepts as root only with
   -- IS_SANDBOX=1: with IS_SANDBOX=yes every session/new failed ("cannot be used with

@@ -11,6 +11,8 @@ return {
   -- read-only sandbox and asks before one runs outside it; the older
   -- @zed-industries/codex-acp ("auto" at start) offers it too.
   mode = "read-only",
-  -- The editor tools as an MCP server of each session (it ignores mm's client tools).
+  -- The editor tools as an MCP server of each session (it ignores mm's client tools); Codex
+  -- offers them to its model as the namespace mcp__minime, each under its own name.
   editor_tools = "mcp",
+  tool_names = "%s",
 }

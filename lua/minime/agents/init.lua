@@ -129,6 +129,10 @@ end
 ---@field mode? string the session mode set when a session opens (setup's, else the definition's)
 ---@field editor_tools string "client"|"mcp"|"none": how the agent reaches the editor tools
 ---@field mcp_servers table[] the definition's own MCP servers, then setup's (the host checks them)
+---@field tool_names string how the agent names the editor tools to its model ("client_%s" for
+--- mm; over MCP its definition's `tool_names`, else "%s": the bare name, which every agent's
+--- own name ends with): the tools' texts name each other so
+---@field mcp_hint? string what to check when the agent never starts the editor's MCP server
 
 --- The agent an ask in `cwd` starts: `opts.agent` (a definition's name: a thread made with
 --- :MiniMeNew <agent>), else the `agent` option. Raises the first problem as a plain message;
@@ -224,6 +228,23 @@ function M.resolve(cwd, opts)
     editor_tools = "none"
   end
   resolved.editor_tools = editor_tools
+  local tool_names = take("tool_names")
+  if editor_tools == "client" then
+    tool_names = "client_%s" -- what mm makes of a client tool's name
+  elseif
+    tool_names ~= nil
+    and (type(tool_names) ~= "string" or select(2, tool_names:gsub("%%s", "")) ~= 1)
+  then
+    problems[#problems + 1] = {
+      message = ("tool_names must be a name with one %%s (the tool's), got %s"):format(
+        shown(tool_names)
+      ),
+    }
+    tool_names = nil
+  end
+  resolved.tool_names = tool_names or "%s"
+  local hint = take("mcp_hint")
+  resolved.mcp_hint = type(hint) == "string" and hint or nil
   local servers = {}
   for _, list in ipairs({ take("mcp_servers") or {}, options.mcp_servers or {} }) do
     if type(list) ~= "table" then

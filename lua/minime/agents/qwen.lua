@@ -4,6 +4,8 @@ return {
   label = "Qwen Code (qwen --acp)",
   install = "npm install -g @qwen-code/qwen-code",
   cmd = { "qwen", "--acp" },
-  -- The editor tools as an MCP server of each session (it ignores mm's client tools).
+  -- The editor tools as an MCP server of each session (it ignores mm's client tools); Qwen
+  -- Code shows them to its model as mcp__minime__<tool>.
   editor_tools = "mcp",
+  tool_names = "mcp__minime__%s",
 }

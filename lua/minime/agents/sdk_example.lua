@@ -1,6 +1,7 @@
---- The example agent of the npm package @agentclientprotocol/sdk (1.9.0), run with node: a real
+--- The example agent of the npm package @agentclientprotocol/sdk, run with node: a real
 --- third-party ACP agent with scripted answers (streams text, a read tool call, a permission).
---- ./scripts/setup installs it into the plugin's tests/interop (npm ci).
+--- Only the 1.x line ships it: 2.x leaves `dist/examples` out of the package. ./scripts/setup
+--- installs the pinned 1.9.0 into the plugin's tests/interop (npm install from the lock).
 local function script()
   return require("minime.config").root()
     .. "/tests/interop/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js"
@@ -16,7 +17,11 @@ return {
     if not vim.uv.fs_stat(path) then
       error({
         message = "the ACP SDK's example agent is not installed: " .. path,
-        fix = { "Run ./scripts/setup in the plugin's directory (npm ci in tests/interop)." },
+        fix = {
+          "Run ./scripts/setup in the plugin's directory (it installs @agentclientprotocol/sdk"
+            .. " 1.9.0 into tests/interop).",
+          "Only the SDK's 1.x line ships the example agent: 2.x leaves dist/examples out.",
+        },
       }, 0)
     end
     return { "node", path }

@@ -115,6 +115,18 @@ function M.encode(value, fields)
   return table.concat(out)
 end
 
+--- Tool `tool` as the model of the agent that called it sees it (`ctx.tool_names`, from its
+--- definition: lua/minime/agents/; mm's `client_<tool>` by default), for the notes a tool
+--- writes into its answer. Its descriptions and errors the host renames (nvim/tool_names.py).
+---@param tool string
+---@param ctx table
+---@return string
+function M.name(tool, ctx)
+  local names = type(ctx) == "table" and type(ctx.tool_names) == "string" and ctx.tool_names
+    or "client_%s"
+  return (names:gsub("%%s", (tool:gsub("%%", "%%%%")), 1))
+end
+
 --- The traceback of the last unexpected error of a tool, for whoever debugs it.
 M.last_error = nil
 
@@ -191,11 +203,13 @@ M.last_call = nil
 --- loop) answers `{ ok = true, pending = true }` at once and its real answer later, through
 --- `reply`: a function(answer), or the id the host gave (notification "tool_result").
 --- `thread`: the thread whose agent calls (the host's calls name it; its ask's selection).
+--- `names`: how the calling agent's model names the tools (see M.name).
 ---@return { ok: boolean, value?: any, error?: string, pending?: boolean }
-function M.call(name, args, ctx, reply, thread)
+function M.call(name, args, ctx, reply, thread, names)
   M.last_call = vim.uv.now()
   if type(ctx) == "string" then
     ctx = ctx_for(ctx, type(thread) == "string" and thread or nil)
+    ctx.tool_names = type(names) == "string" and names or nil
   elseif type(ctx) ~= "table" then
     ctx = {}
   end

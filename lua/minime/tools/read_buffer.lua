@@ -51,10 +51,10 @@ local function handler(args, ctx)
   if shown_last < wanted_last then
     body = body
       .. string.format(
-        "\n[cut: lines %d-%d not shown (output limit);"
-          .. " call client_read_buffer with start_line=%d for more]",
+        "\n[cut: lines %d-%d not shown (output limit);" .. " call %s with start_line=%d for more]",
         shown_last + 1,
         wanted_last,
+        require("minime.tools").name("read_buffer", ctx),
         shown_last + 1
       )
   end

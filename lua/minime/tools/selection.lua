@@ -144,10 +144,11 @@ local function handler(_, ctx)
   if shown_last < sel.el then
     body = body
       .. string.format(
-        "\n[cut: selected lines %d-%d not shown (output limit); call client_read_buffer with"
+        "\n[cut: selected lines %d-%d not shown (output limit); call %s with"
           .. " path=%s, start_line=%d, end_line=%d for them]",
         shown_last + 1,
         sel.el,
+        require("minime.tools").name("read_buffer", ctx),
         vim.json.encode(entry.path),
         shown_last + 1,
         sel.el

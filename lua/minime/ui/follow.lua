@@ -223,6 +223,23 @@ local function try()
   end
 end
 
+--- Call `id`'s location `loc` ({path, line?}) when it is new for the call (then noted: the
+--- call's later events that name it again show nothing), else nil. `key`: the conversation.
+local function new_for_call(key, id, loc)
+  local path = type(loc) == "table" and loc.path
+  if type(path) ~= "string" or path == "" then
+    return nil
+  end
+  local line = tonumber(loc.line) or 1
+  local at, calls = path .. ":" .. line, taken[key] or {}
+  taken[key] = calls
+  if calls[tostring(id)] == at then
+    return nil
+  end
+  calls[tostring(id)] = at
+  return { path = path, line = line }
+end
+
 --- One batch of turn events (minime.rpc.apply): a tool call's first location, when it is new
 --- for the call, is where the agent is now. `key`: the conversation (its thread), `cwd`: where
 --- its files are.
@@ -238,20 +255,30 @@ function M.see(key, cwd, events)
     if type(ev) == "table" and ev.kind == "begin" then
       taken[key] = {}
     elseif type(ev) == "table" and ev.kind == "tool_call" and type(ev.locations) == "table" then
-      local loc = ev.locations[1]
-      local path = type(loc) == "table" and loc.path
-      if type(path) == "string" and path ~= "" then
-        local line = tonumber(loc.line) or 1
-        local at, calls = path .. ":" .. line, taken[key] or {}
-        taken[key] = calls
-        if calls[tostring(ev.id)] ~= at then
-          calls[tostring(ev.id)] = at
-          reached[#reached + 1] = { path = path, line = line }
-        end
-      end
+      reached[#reached + 1] = new_for_call(key, ev.id, ev.locations[1])
     end
   end
-  -- The last one that may be shown: where the agent is now (one check in the usual batch).
+  M.reach(cwd, reached)
+end
+
+--- A permission request's call (minime.rpc.permission): its first location is where the
+--- agent is now. codex-acp names the files it edits only there (its `toolCall` is an update of
+--- the call), never in the call's own updates.
+---@param key string the conversation (its thread)
+---@param cwd string where its files are
+---@param call_id string
+---@param paths string[]
+function M.see_request(key, cwd, call_id, paths)
+  if M.enabled() and type(paths) == "table" then
+    M.reach(cwd, { new_for_call(key, call_id, { path = paths[1] }) })
+  end
+end
+
+--- Of the locations the agent reached, in order, the last one that may be shown is shown:
+--- where the agent is now (one check in the usual batch).
+---@param cwd string
+---@param reached {path: string, line: integer}[]
+function M.reach(cwd, reached)
   for i = #reached, 1, -1 do
     local real = allowed(cwd, reached[i].path)
     if real then

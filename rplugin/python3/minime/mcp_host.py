@@ -69,6 +69,7 @@ class Grant:
         self.token = secrets.token_urlsafe(32)
         self.scope = Scope(cwd=cwd)
         self.connections: set[asyncio.StreamWriter] = set()
+        self.reached = False  # a bridge of the session presented the token (it was started)
 
 
 class McpHost:
@@ -106,6 +107,12 @@ class McpHost:
         for writer in list(grant.connections):
             writer.close()
         grant.connections.clear()
+
+    def reached(self, session_id: str) -> bool | None:
+        """Whether the agent started the session's server (a bridge came with its token);
+        None: the session has no grant here."""
+        grants = [g for g in self._grants.values() if g.scope.session_id == session_id]
+        return any(g.reached for g in grants) if grants else None
 
     def revoke_session(self, session_id: str) -> None:
         for grant in [g for g in self._grants.values() if g.scope.session_id == session_id]:
@@ -183,6 +190,7 @@ class McpHost:
             _refuse(writer, "this session has too many connections")
             return None
         writer.write(bridge.ACCEPTED)
+        grant.reached = True
         grant.connections.add(writer)
         return grant
 

@@ -128,6 +128,12 @@ class SessionServers:
         else:
             self.host.bind(grant, session_id)
 
+    def reached(self, session_id: str) -> bool | None:
+        """Whether the agent started the editor's server for this session (None: it was
+        given none). Agents that drop a client's mcpServers (gemini-cli in a folder it does not
+        trust) never do, without a word."""
+        return self.host.reached(session_id) if self.host is not None else None
+
     def ended(self, session_id: str) -> None:
         if self.host is not None:
             self.host.revoke_session(session_id)

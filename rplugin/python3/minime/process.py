@@ -54,6 +54,10 @@ class AgentProcess:
     starts: how its tree is found once parents have died (proctree.py)."""
 
     running: ClassVar[set[AgentProcess]] = set()  # not yet stopped: pids that are no orphans
+    # Spawns in flight: their child exists before it is in ``running``. Meanwhile no child of
+    # ours is taken for an adopted orphan: a stop in that moment (:MiniMeStop, then an ask at
+    # once) SIGTERMed the agent being started as one.
+    spawning: ClassVar[int] = 0
 
     def __init__(
         self,
@@ -84,19 +88,23 @@ class AgentProcess:
     ) -> AgentProcess:
         token = f"{os.getpid()}-{secrets.token_hex(8)}"
         env = {**(os.environ if env is None else env), proctree.TAG_VARIABLE: token}
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # its own session and process group: never ours
-            limit=STDOUT_LIMIT,
-        )
-        _shrink_stdout_pipe(process)
-        proctree.reap_adopted(keep={a.pid for a in cls.running} | {process.pid})
-        return cls(process, on_stderr, f"{proctree.TAG_VARIABLE}={token}")
+        cls.spawning += 1
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env=env,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # its own session and process group: never ours
+                limit=STDOUT_LIMIT,
+            )
+            _shrink_stdout_pipe(process)
+            proctree.reap_adopted(keep={a.pid for a in cls.running} | {process.pid})
+            return cls(process, on_stderr, f"{proctree.TAG_VARIABLE}={token}")
+        finally:
+            cls.spawning -= 1
 
     @property
     def returncode(self) -> int | None:
@@ -190,7 +198,8 @@ class AgentProcess:
     def tree(self) -> dict[int, proctree.Proc]:
         """Its process tree now; once no other agent runs, with the orphans we adopted."""
         roots: dict[int, int | None] = {self.pid: self.start_time}
-        if not any(a is not self and a.returncode is None for a in AgentProcess.running):
+        others = any(a is not self and a.returncode is None for a in AgentProcess.running)
+        if not others and not AgentProcess.spawning:
             adopted = proctree.adopted(keep={a.pid for a in AgentProcess.running})
             roots.update({p.pid: p.start for p in adopted.values()})
         return proctree.snapshot(roots, self.tag)
@@ -226,7 +235,8 @@ class AgentProcess:
         if not self._drain.done():
             self._drain.cancel()
         AgentProcess.running.discard(self)
-        proctree.reap_adopted(keep={a.pid for a in AgentProcess.running})
+        if not AgentProcess.spawning:  # a child being spawned is no zombie of an orphan
+            proctree.reap_adopted(keep={a.pid for a in AgentProcess.running})
 
 
 async def _until_gone(tree: dict[int, proctree.Proc], timeout: float) -> None:

@@ -13,11 +13,11 @@ from .connection import Connection
 from .errors import Busy, Error
 from .live_terminals import LiveTerminals
 from .model import AvailableCommand, ConfigOption, Event, Result, SessionModes, ToolCall
-from .session_state import SessionState, state_event
+from .session_state import SessionState
 from .terminals import Terminal, Terminals
 from .transport import STOP_REASON_META
 from .turn import Prompt, Turn, TurnHooks, TurnStream, merged
-from .updates import TERMINAL_STATUSES, ended_call, terminal_chunk, to_event
+from .updates import ended_call, ends, terminal_chunk, to_event
 
 log = logging.getLogger("minime")
 
@@ -50,8 +50,7 @@ class Session:
         self._turn: Turn | None = None
         self._abandoned: Turn | None = None  # _turn, when its stream let go of it (still ending)
         self._ending: Turn | None = None
-        # Tool call ids of the turns before the running one: a late update for one of them
-        # (codex-acp sends a cancelled turn's last one ~10 s later) is not the new turn's.
+        # Tool call ids of the turns before the running one: a late update is not the new turn's.
         self._past_calls: set[str] = set()
         self._replay: Turn | None = None  # what a session/load replay gathers (_replaying)
         self._live = LiveTerminals(self._terminal, self._running_turn)
@@ -128,10 +127,10 @@ class Session:
         gathering = turn if live else self._replaying()
         call_id = getattr(update, "tool_call_id", None) or ""
         earlier = gathering.calls.get(call_id) if gathering else None
-        ending = gathering is not None and getattr(update, "status", None) in TERMINAL_STATUSES
+        ending = gathering is not None and ends(update, earlier)
         streamed = gathering.streamed_output(call_id) if ending and gathering else ""
         text_of = self._terminal_text if self._terminals is not None else None
-        event = state_event(update) or to_event(update, earlier, streamed, text_of)
+        event = self._state.event(update) or to_event(update, earlier, streamed, text_of)
         if event is None:
             return
         if not self._state.follow(event):  # mode and config: known between turns too
@@ -192,8 +191,7 @@ class Session:
             except (Exception, SystemExit, KeyboardInterrupt):  # the caller's bug: logged, no exit
                 log.exception("a session subscriber failed")
         if not receivers:
-            # Between turns (codex-acp sends a cancelled turn's last tool_call_update ~10 s
-            # later): its turn is over, and no other may be drawn into.
+            # Between turns (codex-acp: a cancelled turn's last update ~10 s later): not drawn.
             log.debug("an update between turns, not shown: %s", event.kind)
 
     @contextlib.contextmanager
@@ -239,9 +237,12 @@ class Session:
     # -- modes and config options ----------------------------------------------------------
 
     async def set_mode(self, mode_id: str) -> None:
-        """``session/set_mode``, allowed mid-turn; a mode the agent did not offer is refused
-        (:class:`Error`) and nothing is sent."""
+        """``session/set_mode`` (no ACP modes: the ``mode`` config option); mid-turn too; a mode
+        the agent did not offer is refused (:class:`Error`) and nothing is sent."""
         self._state.check_mode(mode_id)
+        if (option := self._state.mode_option) is not None:  # opencode: build, plan
+            await self.set_config_option(option, mode_id)
+            return
         connection = self._connection
         connection.check_alive()
         work = connection.rpc.set_session_mode(session_id=self.session_id, mode_id=mode_id)

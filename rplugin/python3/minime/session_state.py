@@ -3,12 +3,15 @@ read from the agent's answers and updates and changed with ``session/set_mode`` 
 ``set_config_option``; its usage, title and slash commands.
 
 Agents start in a mode of their own (claude-agent-acp ``auto``, codex-acp an "auto" preset)
-that never asks before editing; choosing the mode is how a client gets asked.
+that never asks before editing; choosing the mode is how a client gets asked. An agent that
+offers its modes only as a config option of category ``mode`` (opencode: ``build``, ``plan``)
+has them as its session modes all the same: ``set_mode`` sets that option.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +94,23 @@ def commands_of(models: list[Any] | None) -> list[AvailableCommand]:
     return commands
 
 
+def modes_of_option(options: list[ConfigOption]) -> tuple[SessionModes, str] | None:
+    """The session modes a config option of category ``mode`` offers, and its id (None: no
+    such select option)."""
+    for option in options:
+        if option.category == "mode" and option.type == "select":
+            available = [
+                SessionMode(id=str(v.value), name=v.name, description=v.description)
+                for v in option.values
+            ]
+            return SessionModes(current=str(option.current), available=available), option.id
+    return None
+
+
+# gemini-cli says a change of its approval mode only as agent text, never current_mode_update.
+_MODE_TEXT = re.compile(r"\[MODE_UPDATE\] ([\w-]+)")
+
+
 def state_event(update: Any) -> Event | None:
     """The event of a ``current_mode_update``, ``config_option_update``, ``usage_update``,
     ``available_commands_update`` or ``session_info_update`` (one that names the title);
@@ -120,6 +140,9 @@ class SessionState:
         self._agent_name = agent_name  # how refusals name the agent
         self.modes: SessionModes | None = None
         self.config_options: list[ConfigOption] = []
+        # The config option that stands for the modes of an agent without ACP modes (None:
+        # the modes, if any, are ACP's).
+        self.mode_option: str | None = None
         self.usage: dict[str, Any] | None = None  # the last usage_update: {used, size, cost?}
         self.title: str | None = None  # the last session_info_update's title
         # The agent's slash commands, as its last available_commands_update listed them.
@@ -128,7 +151,28 @@ class SessionState:
     def take_answer(self, response: Any) -> None:
         """What a session/new, load or resume answer says of the modes and options."""
         self.modes = modes_of(getattr(response, "modes", None))
-        self.config_options = options_of(getattr(response, "config_options", None))
+        self.mode_option = None
+        self._options(options_of(getattr(response, "config_options", None)))
+
+    def _options(self, options: list[ConfigOption]) -> None:
+        """The config options now; without ACP modes, a ``mode`` option's values are the
+        session's modes."""
+        self.config_options = options
+        if self.modes is not None and self.mode_option is None:
+            return
+        derived = modes_of_option(options)
+        self.modes, self.mode_option = derived if derived is not None else (None, None)
+
+    def event(self, update: Any) -> Event | None:
+        """The state event of an update (:func:`state_event`), or the ``mode`` event of
+        gemini-cli's agent text ``[MODE_UPDATE] <an offered mode>``."""
+        found = state_event(update)
+        if found is not None or getattr(update, "session_update", None) != "agent_message_chunk":
+            return found
+        said = _MODE_TEXT.fullmatch(getattr(update.content, "text", None) or "")
+        if said and self.modes is not None and self.modes.find(said.group(1)) is not None:
+            return Event(kind="mode", mode=said.group(1))
+        return None
 
     def follow(self, event: Event) -> bool:
         """Keep the state as a ``mode``, ``config``, ``usage``, ``title`` or ``commands`` event
@@ -146,7 +190,7 @@ class SessionState:
                 return False
             modes.current = event.mode
         elif event.kind == "config" and event.config_options is not None:
-            self.config_options = event.config_options
+            self._options(event.config_options)
         elif event.kind == "usage":
             self.usage = event.usage
         elif event.kind == "title":
@@ -192,10 +236,9 @@ class SessionState:
         """After set_config_option: the options as the answer lists them (else the value set),
         and the mode, when the option is the agent's "mode" one."""
         options = options_of(getattr(answer, "config_options", None))
-        if options:
-            self.config_options = options
-        else:
+        if not options:
             option.current = value
+        self._options(options or self.config_options)
         modes = self.modes
         if option.category == "mode" and isinstance(value, str) and modes and modes.find(value):
             modes.current = value

@@ -72,6 +72,7 @@ class Turn:
         self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
         self.parts: list[str] = []
         self._message_id: str | None = None  # of the last text chunk
+        self._tool_since_text = False  # a tool call came after the last text chunk
         self.calls: dict[str, ToolCall] = {}
         # A command's output so far, per call, when the agent streams it in ``_meta`` chunks:
         # the parts (joined once, when the call ends) and how many characters were kept.
@@ -134,10 +135,19 @@ class Turn:
             event.call = self.known_call(event.call)
         if event.kind == "text":
             mid = event.message_id
-            if self.parts and mid is not None and self._message_id not in (None, mid):
+            new_id = mid is not None and self._message_id not in (None, mid)
+            # No ids (gemini-cli sends none): text after a tool call is not glued to the line
+            # before it (``Running it.All done.``).
+            tail = next((part for part in reversed(self.parts) if part), "")
+            glued = mid is None and self._tool_since_text and bool(tail)
+            glued = glued and not tail.endswith("\n") and not event.text.startswith("\n")
+            if self.parts and (new_id or glued):
                 self.parts.append("\n\n")  # a new message (claude: text, a tool, more text)
             self._message_id = mid if mid is not None else self._message_id
+            self._tool_since_text = False
             self.parts.append(event.text)
+        elif event.call is not None:
+            self._tool_since_text = True
         self.queue.put_nowait(event)
 
     def known_call(self, call: ToolCall) -> ToolCall:

@@ -39,6 +39,30 @@ OUTPUT_FIELDS = ("output", "formatted_output", "aggregated_output", "stdout")
 MAX_JSON_OUTPUT = 20_000
 
 
+def call_tool_result(raw_output: Any) -> str | None:
+    """The text of an MCP ``CallToolResult`` given as rawOutput — bare (``{content, isError}``)
+    or as codex-acp wraps it (``{"result": {content, …}, "error": null}``, a failure in
+    ``error``) — its text blocks joined, other blocks named; None: not that shape."""
+    if not isinstance(raw_output, dict):
+        return None
+    result = raw_output
+    if raw_output and set(raw_output) <= {"result", "error"}:
+        error, result = raw_output.get("error"), raw_output.get("result")
+        if error is not None and not isinstance(result, dict):
+            return f"error: {error}" if isinstance(error, str) else f"error: {readable_json(error)}"
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        text = block.get("text") if isinstance(block, dict) else None
+        if kind == "resource" and isinstance(block.get("resource"), dict):
+            text = block["resource"].get("text")
+        parts.append(text if isinstance(text, str) else f"[{kind or 'unknown'} block]")
+    return "\n".join(parts)
+
+
 def _is_diff(item: Any) -> bool:
     kind = item.get("type") if isinstance(item, dict) else getattr(item, "type", None)
     return kind == "diff"
@@ -53,10 +77,11 @@ def tool_output(
     terminal_text: TerminalText | None = None,
 ) -> str:
     """The text a tool call produced, wherever the agent put it: mm in ``rawOutput.output``,
-    codex-acp in other fields of a JSON rawOutput, qwen-code in ``content`` (with rawOutput
-    ""), codex-acp 2.6 in ``_meta`` terminal chunks (``streamed``: what the call's earlier
-    updates sent); otherwise a JSON rawOutput, pretty and capped, unless the content has a
-    diff (or had one earlier: ``diffed``), which says it better."""
+    codex-acp in other fields of a JSON rawOutput (an MCP tool's: the ``CallToolResult``),
+    qwen-code in ``content`` (with rawOutput ""), codex-acp 2.6 in ``_meta`` terminal chunks
+    (``streamed``: what the call's earlier updates sent); otherwise a JSON rawOutput, pretty and
+    capped, unless the content has a diff (or had one earlier: ``diffed``), which says it
+    better."""
     known = False
     if isinstance(raw_output, dict):
         for key in OUTPUT_FIELDS:
@@ -68,6 +93,9 @@ def tool_output(
                     return value + (f"\n{stderr}" if isinstance(stderr, str) and stderr else "")
     if isinstance(raw_output, str) and raw_output:
         return raw_output
+    mcp_text = call_tool_result(raw_output)
+    if mcp_text is not None:  # codex-acp: an MCP tool's result, only as rawOutput
+        return mcp_text
     texts = []
     terminals = []
     for item in content or []:
@@ -110,6 +138,23 @@ def terminal_chunk(meta: Any) -> str:
         if isinstance(chunk, dict) and isinstance(chunk.get("data"), str):
             return chunk["data"]
     return ""
+
+
+def ends(update: Any, earlier: ToolCall | None) -> bool:
+    """The update gives its call's end: its status says so, or — codex-acp replaying a
+    session/load — it carries the command's output (``_meta`` chunks, ``terminal_exit``)
+    after a ``tool_call`` that came already ended."""
+    if getattr(update, "status", None) in TERMINAL_STATUSES:
+        return True
+    meta = getattr(update, "field_meta", None)
+    return (
+        getattr(update, "session_update", None) == "tool_call_update"
+        and getattr(update, "status", None) is None
+        and earlier is not None
+        and earlier.status in TERMINAL_STATUSES
+        and isinstance(meta, dict)
+        and (bool(terminal_chunk(meta)) or isinstance(meta.get("terminal_exit"), dict))
+    )
 
 
 def _terminal_output(meta: Any, streamed: str) -> str:
@@ -195,7 +240,7 @@ def to_event(
         return Event(kind="tool_call", call=_tool_call(update))
     if kind == "tool_call_update":
         call = _tool_call(update)
-        if update.status in TERMINAL_STATUSES:
+        if ends(update, earlier):
             return _result(update, call, earlier, streamed, terminal_text)
         return Event(kind="tool_call", call=call)
     if kind == "plan":
@@ -231,7 +276,7 @@ def _result(
     return Event(
         kind="tool_result",
         call=call,
-        status=update.status,
+        status=update.status or (earlier.status if earlier is not None else None),
         output=tool_output(
             update.raw_output,
             content,

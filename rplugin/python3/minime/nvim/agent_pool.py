@@ -10,7 +10,7 @@ import asyncio
 import collections
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import msgspec
@@ -38,7 +38,7 @@ class AgentHooks(Protocol):
     the agent's permission requests and questions, where its stderr goes, the setup's
     additional directories for each new session."""
 
-    def tool_source(self, discovery: str) -> Any: ...
+    def tool_source(self, discovery: str, names: str) -> Any: ...
     def file_system(self) -> Any: ...
     async def ask_permission(self, request: PermissionRequest) -> permissions.Decision: ...
     async def ask_question(self, request: ElicitationRequest) -> ElicitationAnswer: ...
@@ -103,6 +103,7 @@ class AgentPool:
             tuple(sorted(payload.agent_env.items())),
             discovery,
             payload.editor_tools,
+            payload.tool_names,
             msgspec.json.encode(payload.mcp_servers),
         )
         client = self.clients.get(key)
@@ -171,7 +172,9 @@ class AgentPool:
             # Over MCP each session's tools are asked for its cwd (as with discovery request).
             tools=()
             if via == "none"
-            else self._hooks.tool_source("request" if via == "mcp" else discovery),
+            else self._hooks.tool_source(
+                "request" if via == "mcp" else discovery, payload.tool_names
+            ),
             tools_via="mcp" if via == "mcp" else "client",
             mcp_servers=payload.mcp_servers,
             fs=self._hooks.file_system(),
@@ -223,14 +226,19 @@ class AgentPool:
             if thread.client is client:
                 thread.lost_session()
 
-    async def close_all(self) -> None:
-        """Every agent ends, those still starting too (their processes are ended before this
-        returns; who waited for them gets ``StartCancelled``)."""
-        await self._starting.cancel_all()
+    def close_all(self) -> Awaitable[None]:
+        """Every agent ends, those still starting too (who waited for them gets
+        ``StartCancelled``). Let go of at once, before the caller's next await: an ask from then
+        on starts a new agent and session. Returns what to await for their processes' end."""
+        starting = self._starting.cancel_all()
         clients = [*self.clients.values(), *self._ending.values()]
         self.clients.clear()
         for thread in self._threads.with_sessions():
             thread.lost_session()
+        return self._close(starting, clients)
+
+    async def _close(self, starting: Awaitable[object], clients: list[Client]) -> None:
+        await starting
         for client in clients:
             await client.close(grace=2.0)  # idempotent: one being ended is waited for
 

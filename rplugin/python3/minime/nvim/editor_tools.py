@@ -33,15 +33,17 @@ from .conversation import Conversation
 from .fs_shown import FsWrite, already_shown, shown
 from .thread import Thread
 from .thread_registry import Threads
+from .tool_names import MM_NAMES, Rename, renamed_schema, renamer
 from .wire_text import clean, clean_all
 
 log = logging.getLogger(__name__)
 
 METHOD_PREFIX = "_minime.nvim/tools/"
 
-# call_lua(name, arguments, cwd, session_id) -> {"ok": True, "value": ...} or
-# {"ok": False, "error": str}; the session id (None: not known) names the thread calling.
-CallLua = Callable[[str, dict[str, Any], str, str | None], Awaitable[Mapping[str, Any]]]
+# call_lua(name, arguments, cwd, session_id, names) -> {"ok": True, "value": ...} or
+# {"ok": False, "error": str}; the session id (None: not known) names the thread calling;
+# ``names``: how the agent's model names the tools (tool_names.py), for Lua's notes.
+CallLua = Callable[[str, dict[str, Any], str, str | None, str], Awaitable[Mapping[str, Any]]]
 
 
 class ToolSpec(msgspec.Struct, frozen=True):
@@ -92,6 +94,7 @@ def editor_tools(
     enabled: Callable[[str, str | None], Iterable[str] | None] | None = None,
     user_tools: Specs | Callable[[], Specs] = (),
     builtin_tools: Specs | Callable[[], Specs] = (),
+    names: str = MM_NAMES,
 ) -> Callable[[str | None, str | None], list[Tool]]:
     """The tool source for the library: ``tools_for(session_id, cwd) -> list[minime.Tool]``.
 
@@ -101,6 +104,8 @@ def editor_tools(
     tools (``require('minime.tools').builtin_specs()``, ``user_tool_specs()``) or functions
     returning them; a user tool named like a built-in is left out. Called with ``(None, None)``
     it builds a list for discovery ``meta``, where each call's cwd comes from its request.
+    ``names``: how the receiving agent's model names the tools (tool_names.py): their texts
+    (descriptions, errors) name each other so.
     """
 
     def tools_for(session_id: str | None, cwd: str | None) -> list[Tool]:
@@ -111,14 +116,19 @@ def editor_tools(
         specs = [_spec(s) for s in built]
         taken = {s.name for s in specs}
         specs += [s for s in map(_spec, extra) if s.name not in taken]
+        rename = renamer(names, [s.name for s in specs])
         return [
-            _bind(spec, call_lua, cwd) for spec in specs if wanted is None or spec.name in wanted
+            _bind(spec, call_lua, cwd, names, rename)
+            for spec in specs
+            if wanted is None or spec.name in wanted
         ]
 
     return tools_for
 
 
-def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
+def _bind(
+    spec: ToolSpec, call_lua: CallLua, session_cwd: str | None, names: str, rename: Rename
+) -> Tool:
     name = spec.name
 
     async def handle(request: Any) -> str:
@@ -129,7 +139,7 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not cwd:
             raise ToolError("the session's working directory is not known to the editor")
         try:
-            answer = await call_lua(name, arguments, cwd, request.session_id)
+            answer = await call_lua(name, arguments, cwd, request.session_id, names)
         except Exception as exc:
             # The host's or Neovim's message may carry a Lua traceback: for the log, not the model.
             log.warning("editor tool %s: the call into Neovim failed", name, exc_info=True)
@@ -137,15 +147,16 @@ def _bind(spec: ToolSpec, call_lua: CallLua, session_cwd: str | None) -> Tool:
         if not isinstance(answer, Mapping) or "ok" not in answer:
             raise ToolError(f"the editor gave no answer for {name}")
         if not answer["ok"]:
-            raise ToolError(clean(str(answer.get("error") or f"{name} failed")))
+            raise ToolError(rename(clean(str(answer.get("error") or f"{name} failed"))))
         value = answer.get("value")
         return encode(value)
 
+    description = spec.description
     return Tool(
         name,
         handle,
-        description=spec.description,
-        input_schema=spec.input_schema,
+        description=rename(description) if description is not None else None,
+        input_schema=renamed_schema(spec.input_schema, rename),
         method=METHOD_PREFIX + name,
     )
 
@@ -174,9 +185,10 @@ class LuaTools:
         self._waiting: dict[int, concurrent.futures.Future[Any]] = {}
         self._ids = itertools.count(1)
 
-    def source(self, discovery: str) -> Any:
+    def source(self, discovery: str, names: str = MM_NAMES) -> Any:
         """The tool source for the library (request mode: per session, for its cwd; meta: one
-        list, each call's cwd taken from its request)."""
+        list, each call's cwd taken from its request); ``names``: how the agent's model names
+        the tools (tool_names.py)."""
 
         def enabled(session_id: str, cwd: str | None) -> Any:
             disabled = self._disabled(session_id, cwd)
@@ -191,6 +203,7 @@ class LuaTools:
             enabled,
             user_tools=lambda: _mappings(self._settings.setup.user_tools),
             builtin_tools=lambda: _mappings(self._settings.setup.builtin_tools),
+            names=names,
         )
         return source if discovery == "request" else source(None, None)
 
@@ -211,21 +224,22 @@ class LuaTools:
         args: dict[str, Any],
         cwd: str,
         session_id: str | None = None,
+        names: str = MM_NAMES,
         *,
         lua: str = "tool",
     ) -> Any:
         """Run tool ``name`` for session ``session_id`` in ``cwd`` (Lua builds its context:
-        options, the selection of its thread's ask): its answer, at once or from a later
-        ``tool_result``."""
+        options, the selection of its thread's ask; ``names`` for its notes): its answer, at
+        once or from a later ``tool_result``."""
         call_id = next(self._ids)
         later: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._waiting[call_id] = later
         thread = self._threads.of_session(session_id) if session_id else None
         self._conversation.tool_began()
         try:
-            answer = await self._bridge.rpc_call(
-                lua, name, args, os.path.realpath(cwd), call_id, thread.id if thread else None
-            )
+            where = os.path.realpath(cwd)
+            thread_id = thread.id if thread else None
+            answer = await self._bridge.rpc_call(lua, name, args, where, call_id, thread_id, names)
             if isinstance(answer, dict) and answer.get("pending"):
                 try:
                     answer = await asyncio.wait_for(asyncio.wrap_future(later), ANSWER_TIMEOUT)

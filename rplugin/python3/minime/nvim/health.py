@@ -10,7 +10,9 @@ JSON object, the agent as lua/minime/agents/ resolved it): ``command``, ``env``,
 (the bridge spawned as an agent would, ``initialize`` and ``tools/list`` answered, timed).
 The live check starts the agent, runs ``initialize``, reports its name, version and
 capabilities, opens a session in ``cwd`` (``session/new``: an agent whose login or model
-settings are wrong answers initialize and fails only here, in ``session_error``), and stops it.
+settings are wrong answers initialize and fails only here, in ``session_error``), and stops it;
+with ``"mcp"`` the session is given the editor's server, and ``mcp_reached`` says whether the
+agent started it within REACH_SECONDS (gemini-cli in a folder it does not trust never does).
 
 Only the standard library is imported up front: a broken environment still says what it
 lacks.
@@ -25,6 +27,8 @@ import time
 from typing import Any
 
 PACKAGES = ("pynvim", "agent-client-protocol", "msgspec", "pyyaml")
+# How long the live check waits, after session/new, for the agent to start the editor's server.
+REACH_SECONDS = 10.0
 
 
 def emit(**item: Any) -> None:
@@ -76,10 +80,12 @@ async def live(args: dict[str, Any]) -> dict[str, Any]:
     """Start the agent, ``initialize``, open a session, and stop it."""
     from ..client import connect
     from ..errors import Error
+    from ..tools import Tool
     from .agent_env import agent_env
 
     stderr: list[str] = []
     began = time.monotonic()
+    via_mcp = args.get("editor_tools") == "mcp"
     client = await connect(
         command=args.get("command") or None,
         env=agent_env(args.get("env")),
@@ -87,6 +93,8 @@ async def live(args: dict[str, Any]) -> dict[str, Any]:
         cwd=args.get("cwd") or None,
         on_stderr=stderr.append,
         ready_timeout=float(args.get("timeout") or 15),
+        tools=[Tool("health", lambda _request: "ok")] if via_mcp else (),
+        tools_via="mcp" if via_mcp else "client",
     )
     seconds = time.monotonic() - began
     try:
@@ -104,10 +112,23 @@ async def live(args: dict[str, Any]) -> dict[str, Any]:
             report["session_error"] = str(exc)
         else:
             report["session_seconds"] = round(time.monotonic() - began, 3)
+            if via_mcp:
+                report["mcp_reached"] = await reached(client, session.session_id)
             client.forget(session)
         return report
     finally:
         await client.close(grace=2.0)
+
+
+async def reached(client: Any, session_id: str) -> bool:
+    """Whether the agent starts the session's editor server within REACH_SECONDS (most start
+    it while they open the session; some just after)."""
+    import asyncio
+
+    deadline = time.monotonic() + REACH_SECONDS
+    while not client.mcp.reached(session_id) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return bool(client.mcp.reached(session_id))
 
 
 async def bridge(cwd: str) -> dict[str, Any]:

@@ -122,8 +122,8 @@ class Host:
 
     # -- what each new agent gets (agent_pool.AgentHooks) ----------------------------------
 
-    def tool_source(self, discovery: str) -> Any:
-        return self.tools.source(discovery)
+    def tool_source(self, discovery: str, names: str) -> Any:
+        return self.tools.source(discovery, names)
 
     def file_system(self) -> Any:
         return self.tools.file_system()

@@ -103,6 +103,10 @@ class AgentOp(ThreadOp, kw_only=True):
     agent_file: str | None = None
     discovery: str | None = None
     editor_tools: str = "client"  # "client" | "mcp" | "none" (lua/minime/agents/init.lua)
+    # How the agent's model sees an editor tool's name ("%s": the tool's): the tools' texts
+    # name each other so. What to check when it never starts the editor's MCP server.
+    tool_names: str = "client_%s"
+    mcp_hint: str | None = None
     # The definition's and setup's own MCP servers, as given (the library checks them).
     mcp_servers: list[Any] = msgspec.field(default_factory=list)
     mode: str | None = None

@@ -65,10 +65,20 @@ class SessionReopener:
                 "warn",
             )
             return
+        if not listing:  # gemini-cli: it loads a session by its id, and lists none
+            self._bridge.notify(
+                f"minime: {name} does not list its sessions (it offers no session/list): "
+                "there are none to pick",
+                "warn",
+            )
+            return
         try:
             found = await client.list_sessions(cwd)
-        except Error:
-            raise  # the agent died: said as such by the host's guard
+        except Error as exc:
+            if not client.alive:
+                raise  # the agent died: said as such by the host's guard
+            self._bridge.notify(f"minime: {name} did not list its sessions: {exc}", "warn")
+            return
         except Exception as exc:
             log.info("session/list failed: %s", exc)
             self._bridge.notify(f"minime: {name} does not list its sessions (session/list)", "warn")

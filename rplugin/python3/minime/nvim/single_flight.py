@@ -6,6 +6,11 @@ cwds share one process). The start runs in its own task and every caller (the fi
 waits for it, so cancelling a caller (an ask dropped by :MiniMeCancel) leaves the start running
 for the others and the next ask. ``cancel`` (:MiniMeStop) ends the start itself: its callers
 get :class:`StartCancelled`. A failure reaches each caller, which reports it itself.
+
+``cancel`` is not a coroutine: the start is let go of when it is called, before its caller's
+next await, and only its clean-up is awaited. An ask that arrives while :MiniMeStop waits for
+that clean-up starts anew; it once joined the start being ended (or the session being closed),
+and about one run in three lost what the stop was for (setup's new options: no editor tools).
 """
 
 from __future__ import annotations
@@ -56,12 +61,15 @@ class Once(Generic[V]):
         if not task.cancelled():
             task.exception()  # retrieved: each caller reports it itself (or nobody waits)
 
-    async def cancel(self) -> None:
-        """End the start now and wait until it has cleaned up (its process ended)."""
-        task = self._task
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+    def cancel(self) -> Awaitable[object]:
+        """End the start now: the next ``run`` starts anew at once. Returns what to await for
+        its clean-up (its process ended)."""
+        task, self._task = self._task, None
+        if task is None:
+            return asyncio.gather()  # nothing to wait for
+        self._on_end()
+        task.cancel()
+        return asyncio.gather(task, return_exceptions=True)
 
 
 class SingleFlight(Generic[K, V]):
@@ -79,9 +87,9 @@ class SingleFlight(Generic[K, V]):
             once = self._running[key] = Once(lambda: self._running.pop(key, None))
         return await once.run(start)
 
-    async def cancel_all(self) -> None:
-        """End every start now and wait until each has cleaned up (its process ended)."""
-        await asyncio.gather(*(once.cancel() for once in list(self._running.values())))
+    def cancel_all(self) -> Awaitable[object]:
+        """End every start now (see Once.cancel); what to await for their clean-ups."""
+        return asyncio.gather(*(once.cancel() for once in list(self._running.values())))
 
 
 def _cancelling() -> bool:

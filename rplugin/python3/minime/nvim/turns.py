@@ -18,6 +18,7 @@ from .agent_pool import AgentPool
 from .ask_queue import AskQueue
 from .bridge import NvimBridge
 from .conversation import Conversation
+from .mcp_reach import McpReach
 from .mentions import prompt_blocks
 from .render import to_lua
 from .session_modes import SessionModes
@@ -43,6 +44,7 @@ class Turns:
         self._pool = pool
         self._modes = modes
         self.queue = AskQueue(conversation, bridge)
+        self._reach = McpReach(bridge)  # says once when an agent dropped the editor's server
 
     async def ask(self, ask: ops.Ask) -> None:
         thread = self._threads.get(ask.thread, ask.cwd)
@@ -97,7 +99,8 @@ class Turns:
                 render(thread, events.Attached(names=[clean(n) for n in built.shown]))
             prompt = built.blocks
         # No await from here to the turn: the session is busy before another ask can look.
-        await self._run_turn(session, thread, prompt)
+        if await self._run_turn(session, thread, prompt) == "end_turn":
+            self._reach.turn_ended(thread, session, ask)  # a first turn cut short: nothing
 
     async def warm(self, warm: ops.Warm) -> None:
         """Start the thread's agent and session while the user types its first ask: silent.
@@ -136,8 +139,10 @@ class Turns:
 
     async def _run_turn(
         self, session: Session, thread: Thread, prompt: str | list[dict[str, Any]]
-    ) -> None:
+    ) -> str | None:
+        """Stream one turn into the thread's conversation; why it stopped (None: it failed)."""
         ended = thread.turn_ended = asyncio.Event()
+        stop_reason = None
         try:
             async for event in session.stream(prompt):
                 if self._modes.follow(thread, session, event):
@@ -146,6 +151,7 @@ class Turns:
                 if isinstance(item, events.Done):
                     item.session_id = session.session_id
                     item.cwd = thread.cwd
+                    stop_reason = event.stop_reason
                 self._conversation.render(thread, item)
         except Error as exc:
             self._conversation.fail(thread, str(exc), session.session_id)
@@ -156,6 +162,7 @@ class Turns:
             ended.set()
             if thread.turn_ended is ended:
                 thread.turn_ended = None
+        return stop_reason
 
     async def cancel(self, payload: ops.ThreadOp) -> None:
         thread = self._threads.find(payload.thread)
@@ -222,13 +229,17 @@ class Turns:
             if thread.busy:
                 thread.stopped = True
             self.end_waiting(thread, "stopped")  # an ask whose agent still starts: ended now
-        # No mode is set on a session being closed.
-        await asyncio.gather(*(thread.ready.cancel() for thread in threads))
+        # Let go of every start, session and agent before the first await (an ask that comes
+        # while they end starts anew, with the options as they are then); no mode is set on
+        # a session being closed.
+        starts = asyncio.gather(*(thread.ready.cancel() for thread in threads))
         for thread in threads:
             if thread.session is not None:
                 self._modes.publish(thread, None)
         agents = sorted({t.label or t.agent for t in running if t.label or t.agent})
-        await self._pool.close_all()
+        closing = self._pool.close_all()
+        await starts
+        await closing
         if stop.quiet:
             return
         if len(running) > 1:
