@@ -267,6 +267,7 @@ def test_outside_git_a_file_named_only_by_a_calls_locations_is_reviewed(tmp_path
     tool call named it, so the review shows and rejects the hunk."""
     c = tmp_path / "c.txt"
     c.write_text("\n".join(LINES) + "\n")
+    (tmp_path / "d.txt").write_text("d1\nd2\n")  # long before its turn: its text then is its own
     with editor(tmp_path) as ed:
         turn_with_writes(ed, f"/located-write c.txt {AGENT_TEXT}", writes=1)
         assert c.read_text().splitlines() == AGENT
@@ -277,7 +278,6 @@ def test_outside_git_a_file_named_only_by_a_calls_locations_is_reviewed(tmp_path
 
         # A call that only reads (no permission asked): its tool_call's location alone names
         # the file, before the agent's next step writes it (here, the test as that step).
-        (tmp_path / "d.txt").write_text("d1\nd2\n")
         count = len(ed.done()) + 1
         ed.ask("/locate-wait go d.txt:2")
         ed.wait_line("⚙ Read d.txt:2")

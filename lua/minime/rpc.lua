@@ -45,6 +45,20 @@ function M.apply(key, events)
   end
 end
 
+--- Record the baseline of a new turn of conversation `key` (its files in `cwd`) before its
+--- prompt is sent: the host waits for "baseline_taken" {id}, at most `bound_ms`
+--- (rplugin/python3/minime/nvim/baselines.py, lua/minime/review/baseline.lua).
+---@param key string
+---@param cwd string
+---@param agent string
+---@param id integer
+---@param bound_ms integer
+function M.baseline(key, cwd, agent, id, bound_ms)
+  require("minime.review.baseline").take(key, cwd, agent or "", bound_ms, function()
+    to_host("baseline_taken", { id = id })
+  end)
+end
+
 --- The host took ask `ask_id` for a turn in `cwd` (its selection is the tools' from now on).
 ---@param cwd string
 ---@param ask_id integer
@@ -83,7 +97,8 @@ end
 --- The float's timeout is the option's, read here: it never crosses to the host and back.
 ---@param req table events.PermissionPrompt (rplugin/python3/minime/nvim/events.py)
 function M.permission(req)
-  -- What the request would write is recorded first (the review's baseline).
+  -- What the request would write is recorded first (the review's baseline; the
+  -- conversation's key is its cwd).
   pcall(require("minime.review.baseline").name_diffs, req.cwd, req.content)
   local permission = require("minime.config").options.permission
   req.timeout = type(permission) == "table" and permission.timeout or nil

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Awaitable
 from typing import Any
 
 from ..errors import AuthRequired, Error
@@ -16,6 +17,7 @@ from ..session import Session
 from . import events, ops
 from .agent_pool import AgentPool
 from .ask_queue import AskQueue
+from .baselines import Baselines
 from .bridge import NvimBridge
 from .conversation import Conversation
 from .mentions import prompt_blocks
@@ -25,6 +27,11 @@ from .wire_text import clean
 from .workspace import Workspace, Workspaces
 
 log = logging.getLogger("minime")
+
+BASELINE_LATE = (
+    "the review's baseline was not written in time (git is slow here): the agent's first"
+    " writes may count as baseline"
+)
 
 
 class Turns:
@@ -43,6 +50,8 @@ class Turns:
         self._modes = modes
         # Each cwd's asks waiting for its running turn (or its start) to end: ask_queue.py.
         self._queue = AskQueue(conversation, bridge)
+        # The review's baseline, taken before each prompt is sent (baselines.py).
+        self.baselines = Baselines(bridge)
 
     async def ask(self, ask: ops.Ask) -> None:
         place = self._workspaces[os.path.realpath(ask.cwd)]
@@ -74,7 +83,7 @@ class Turns:
             self._conversation.render(cwd, events.Notice("starting the agent…"))
         try:
             ready = place.ready.run(lambda: self._open(place, ask))
-            session = await waiting.wait(ready)
+            session = await waiting.wait(self._ready_with_baseline(ready, place, label))
         except AuthRequired as exc:
             self._conversation.fail(place, f"{exc} — :MiniMeLogin logs in, then ask again")
             return
@@ -98,6 +107,17 @@ class Turns:
             prompt = built.blocks
         # No await from here to the turn: the session is busy before another ask can look.
         await self._run_turn(session, place, prompt)
+
+    async def _ready_with_baseline(
+        self, ready: Awaitable[Session], place: Workspace, label: str
+    ) -> Session:
+        """The session, once ready and the turn's baseline taken (still waiting: a cancel or a
+        stop ends the ask here too). The conversation so far goes first: its begin before it."""
+        session = await ready
+        self._conversation.flush()
+        if not await self.baselines.take(place.cwd, place.cwd, label):
+            self._conversation.render(place.cwd, events.Notice(BASELINE_LATE))
+        return session
 
     async def warm(self, warm: ops.Warm) -> None:
         """Start ``cwd``'s agent and session while the user types the first ask there: silent.
