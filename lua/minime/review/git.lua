@@ -34,7 +34,8 @@ local M = {}
 local RACY_MARGIN = 1
 
 local function failed(step, r)
-  error({ message = ("git %s failed: %s"):format(step, vim.trim(r.stderr)) }, 0)
+  local why = r.code == 124 and r.stderr or ("git %s failed: %s"):format(step, vim.trim(r.stderr))
+  error({ message = why }, 0)
 end
 
 --- The paths of ls-files -z output (a nested repository's without its trailing "/").
