@@ -14,12 +14,10 @@ Added to the script by tests/fake_mm.py beside fake_mm_faults' commands; same si
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fake_mm_faults import write_args
+from helpers.git_race import stage_then_rewrite
 from scripted_mm.agent import Turn
 from scripted_mm.script import Command
 
@@ -28,20 +26,12 @@ if TYPE_CHECKING:
 
 
 async def _stage_rewrite(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = write_args(turn, rest)
-    old = Path(full).read_bytes()
-    assert len(text.encode()) == len(old), "the new text must be as long as the old"
+    path, _, text = write_args(turn, rest)
     call_id = f"call_{next(mm.call_ids)}"
     title = f"bash: git add {path} && printf … > {path}"
     call = {"toolCallId": call_id, "title": title, "kind": "execute", "status": "pending"}
     await mm.report_call(turn, call)
-    while True:  # again when a second boundary fell between the add and the write
-        Path(full).write_bytes(old)  # the times now, the text as it was
-        subprocess.run(["git", "add", path], cwd=turn.session.cwd, check=True)
-        staged = os.stat(full).st_ctime_ns // 10**9
-        Path(full).write_text(text)
-        if os.stat(full).st_ctime_ns // 10**9 == staged:
-            break
+    stage_then_rewrite(turn.session.cwd, path, text)
     await mm.report_end(turn, call_id, "ran", False)
     await mm.say(turn, "bash -> ran")
 
