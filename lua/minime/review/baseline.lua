@@ -202,9 +202,11 @@ end
 -- A file's times come from a clock that may lag the real-time one by a tick (1-10 ms).
 local TICK = 0.02
 
---- Whether `path` changed since the turn began: its ctime (or, gone, its directory's), which
---- no program can set back, not older than the turn's start (less a clock tick).
-local function changed_since(path, at)
+--- Whether `path` changed since `at` (a turn's start): its ctime (or, gone, its directory's),
+--- which no program can set back, not older than that (less a clock tick).
+---@param path string
+---@param at number
+function M.changed_since(path, at)
   local st = uv.fs_lstat(path) or uv.fs_stat(vim.fs.dirname(path))
   return st ~= nil and st.ctime.sec + st.ctime.nsec / 1e9 >= at - TICK
 end
@@ -222,7 +224,7 @@ function M.name(key, path)
   elseif not under(session.cwd, path) or not M.allowed(session.cwd)(path) then
     return
   end
-  if changed_since(path, turn.at) then
+  if M.changed_since(path, turn.at) then
     local earlier = not turn.tree and checkpoint(session, path) or nil
     if earlier ~= nil then
       turn.texts[path] = earlier

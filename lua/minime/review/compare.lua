@@ -2,8 +2,10 @@
 --- every file that differs between the first turn's snapshot and one taken now (so a shell
 --- command's writes count), each compared with its baseline.
 ---
---- Never loads, reads or lists a denied file (baseline.allowed, the one rule), nor loads one
---- that is not a regular file now (a FIFO put in its place would hold the editor in open()).
+--- It reads the files as they are when asked: a loaded buffer still holding an older text
+--- (the refresh after a turn has not run yet, as in an autocmd on MiniMeTurnDone) is read
+--- again first. Never loads, reads or lists a denied file (baseline.allowed, the one rule),
+--- nor loads one that is not a regular file now (a FIFO would hold the editor in open()).
 local baseline = require("minime.review.baseline")
 local files = require("minime.review.files")
 local git = require("minime.review.git")
@@ -93,6 +95,30 @@ local function hunks_of(r, paths, changed, done)
   step()
 end
 
+--- The loaded buffers of `paths` made to hold their files as they are now: an unmodified one
+--- whose file differs is read again (`:edit!`: one undo step, never a W11 prompt, inside an
+--- autocmd too, where `:checktime` defers); a modified one whose file changed since `at` is
+--- left as the user has it, and named in the answer (said: its hunks cannot be shown).
+---@return string[] kept
+local function sync(paths, at)
+  local kept = {}
+  for _, path in ipairs(paths) do
+    local buf = require("minime.editor.paths").loaded_buffer(path)
+    local disk = buf and baseline.disk(path)
+    if disk and not vim.deep_equal(disk, vim.api.nvim_buf_get_lines(buf, 0, -1, false)) then
+      if not vim.bo[buf].modified then
+        pcall(vim.api.nvim_buf_call, buf, function()
+          vim.cmd("silent keepalt edit!")
+        end)
+      elseif baseline.changed_since(path, at) then
+        kept[#kept + 1] = vim.fn.fnamemodify(path, ":~:.")
+      end
+    end
+  end
+  table.sort(kept)
+  return kept
+end
+
 --- What the first turn's baseline cannot vouch for, in words.
 local function caveats(first)
   local notes = {}
@@ -130,6 +156,12 @@ function M.review(cwd, turns, title, done)
   local first = turns[1]
   local notes = caveats(first)
   local function compare()
+    local kept = sync(vim.tbl_filter(baseline.allowed(cwd), vim.tbl_keys(paths)), first.at)
+    if #kept > 0 then
+      notes[#notes + 1] = "changed on disk, not reviewed in your buffer: it holds unsaved edits"
+        .. " (:e! takes the file): "
+        .. table.concat(kept, ", ")
+    end
     hunks_of(r, paths, changed, function(odd)
       if #odd > 0 then
         notes[#notes + 1] = "not reviewed, no longer a regular file: " .. table.concat(odd, ", ")

@@ -133,9 +133,6 @@ function M.review(scope)
   if first.pending then
     return say("the turn's baseline is still being recorded: :MiniMeReview again in a moment")
   end
-  -- The truth now: buffers whose files the agent changed on disk are reloaded first (the
-  -- refresh after a turn may not have run yet), never over unsaved edits.
-  require("minime.editor.disk_refresh").refresh(session.cwd)
   local last = session.turns[#session.turns]
   local title = ("minime review: %s, %s"):format(
     first.agent ~= "" and first.agent or "agent",
