@@ -17,35 +17,15 @@ untracked ones.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import emit, median, quantile
+from _common import emit, git, make_repo, median, quantile
 from nvim_harness import start
 
-FILES, DIRS = 10_000, 100
-
-
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env
-    ).stdout
-
-
-def make_repo(root: Path) -> None:
-    for i in range(FILES):
-        d = root / f"d{i % DIRS:03d}"
-        d.mkdir(exist_ok=True)
-        (d / f"f{i:05d}.txt").write_text(f"file {i}\n" + "line\n" * 20)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "-c", "user.email=b@example.com", "-c", "user.name=b", "commit", "-qm", "10k")
-    for i in range(10):
-        (root / f"d{i:03d}" / f"f{i:05d}.txt").write_text("changed\n")
-        (root / f"new{i}.txt").write_text("new\n")
+FILES = 10_000
 
 
 def timed(fn) -> float:
