@@ -1,15 +1,17 @@
-"""The review's git baseline on a repository of 10,000 files (issue 21).
+"""The review's git baseline on a repository of 10,000 files (issue 21; issue 28).
 
-At each turn's begin the plugin snapshots the work tree as git sees it (lua/minime/review/
-git.lua: a temporary index copied from the real one, `git add -A`, `git write-tree`), off
-Neovim's main loop. Measured through a real headless Neovim calling that code: the time from
-the call to the tree (`snapshot`), how long the call itself holds the main loop (`call_blocks`:
-the ask goes on after it), and the main loop's answer time while the snapshot runs (`probe`,
-against the same probe idle).
+At each turn's start, before its prompt goes, the plugin snapshots the work tree as git sees it
+(lua/minime/review/git.lua: plumbing on the plugin's own index — `git ls-files -m -d -o`,
+`git update-index`, `git write-tree` — under lua/minime/git.lua, which lets git read none of
+the repository's config), off Neovim's main loop. Measured through a real headless Neovim
+calling that code: the time from the call to the tree (`snapshot`: the first of a Neovim seeds
+the plugin's index, the median is the steady one), how long the call itself holds the main
+loop (`call_blocks`), and the main loop's answer time while the snapshot runs (`probe`, against
+the same probe idle).
 Baselines in the same run, same repository: `git status --porcelain` (what any git-aware editor
-runs), and the same snapshot from an empty temporary index (what copying the index saves).
+runs), and `git add -A` from an empty temporary index (every file read).
 The repository: 100 directories of 100 files, committed, then 10 files changed and 10 new
-untracked ones.
+untracked ones (bench/_common.make_repo).
 
     .venv/bin/python bench/review_snapshot.py [RUNS]
 """
@@ -87,7 +89,7 @@ def main() -> None:
             median(fresh),
             "ms",
             baseline=median(snaps),
-            baseline_of="snapshot from a copy of the index",
+            baseline_of="the plugin's snapshot",
             **common,
         )
         emit("review_snapshot", "call_blocks_max", max(calls), "ms", **common)

@@ -96,12 +96,15 @@ function M.run(args, opts, done)
   local cmd = { "git" }
   vim.list_extend(cmd, M.FLAGS)
   vim.list_extend(cmd, args)
-  local finished = false
+  local finished, timer = false, nil
   local function finish(result)
     if finished then
       return
     end
     finished = true
+    if timer and not timer:is_closing() then
+      timer:close()
+    end
     if opts.fast then
       return done(result)
     end
@@ -122,9 +125,8 @@ function M.run(args, opts, done)
     return finish({ code = -1, stdout = "", stderr = tostring(obj) })
   end
   local limit = opts.timeout or M.TIMEOUT_MS
-  local timer = uv.new_timer()
+  timer = uv.new_timer()
   timer:start(limit, 0, function()
-    timer:close()
     if not finished then
       pcall(obj.kill, obj, "sigkill")
       finish({

@@ -49,7 +49,7 @@ function M.cwd(cwd)
   end)
   -- The review's git snapshot, once, off the main loop: its first (which copies the index and
   -- reads what changed) is then not the one the ask waits for (minime.review.git).
-  pcall(require("minime.review.git").snapshot, cwd, function() end)
+  pcall(require("minime.review.git").prepare, cwd)
 end
 
 --- The sessions warmed are gone (:MiniMeStop) or replaced (:MiniMeReset): warm them again.

@@ -284,6 +284,8 @@ function M.see(key, events)
     local kind = type(ev) == "table" and ev.kind
     if kind == "reset" or (kind == "begin" and ev.fresh) then
       M.reset(key)
+    elseif kind == "begin" and type(ev.cwd) == "string" then
+      git.prepare(ev.cwd) -- the first snapshot while the agent starts, not before the prompt
     elseif kind == "tool_call" or kind == "tool_result" then
       M.name_diffs(key, ev.diffs)
       M.name_locations(key, ev.locations)

@@ -178,6 +178,19 @@ function M.snapshot(cwd, done)
   end)
 end
 
+--- The repository of `cwd` made ready for the snapshots to come: its first (which seeds the
+--- plugin's index) taken now, off the main loop; nothing when it is done already. The warm-up
+--- and a turn's `begin` call it, so that typing the ask or the agent's start-up, not the
+--- prompt, waits for that one.
+---@param cwd string
+function M.prepare(cwd)
+  G.repo(cwd, function(repo)
+    if repo and not repo.seeded then -- known and seeded: nothing queued before a baseline
+      M.snapshot(cwd, function() end)
+    end
+  end)
+end
+
 --- The files under `cwd` that differ between trees `a` and `b`: paths relative to cwd.
 ---@param repo minime.git.Repo
 ---@param done fun(paths?: string[], err?: string)
