@@ -207,7 +207,7 @@ function M.repo(cwd, done, fast)
   M.run(args, { cwd = cwd, fast = fast }, function(r)
     local root, git_dir, common, format = r.stdout:match("^(.-)\n(.-)\n(.-)\n(%w+)\n?$")
     if r.code ~= 0 or not format then
-      return done(nil, (r.code == 124 or r.code == -1) and vim.trim(r.stderr) or nil)
+      return done(nil, r.code == 124 and vim.trim(r.stderr) or nil) -- no git: as outside one
     end
     local repo = repos[git_dir]
     if not repo or repo.format ~= format or repo.common_dir ~= common then
