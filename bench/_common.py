@@ -233,3 +233,26 @@ def turn_ended(nvim: Any, turn: int) -> Callable[[], str | None]:
     """For ``wait_file``: once turn ``turn`` ended (EXTRA_INIT's ``_G.bench_done``
     counts MiniMeTurnDone), the float's last line (the error a failed turn shows)."""
     return lambda: nvim.exec_lua(TURN_END, turn)
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+def make_repo(root: Path, files: int = 10_000, dirs: int = 100) -> None:
+    """A git repository of `files` files in `dirs` directories, committed, then 10 files
+    changed and 10 new untracked ones (what a snapshot finds at a turn's start)."""
+    for i in range(files):
+        d = root / f"d{i % dirs:03d}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i:05d}.txt").write_text(f"file {i}\n" + "line\n" * 20)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.email=b@example.com", "-c", "user.name=b", "commit", "-qm", "10k")
+    for i in range(10):
+        (root / f"d{i:03d}" / f"f{i:05d}.txt").write_text("changed\n")
+        (root / f"new{i}.txt").write_text("new\n")

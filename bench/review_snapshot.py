@@ -1,15 +1,17 @@
-"""The review's git baseline on a repository of 10,000 files (issue 21).
+"""The review's git baseline on a repository of 10,000 files (issue 21; issue 28).
 
-At each turn's begin the plugin snapshots the work tree as git sees it (lua/minime/review/
-git.lua: a temporary index copied from the real one, `git add -A`, `git write-tree`), off
-Neovim's main loop. Measured through a real headless Neovim calling that code: the time from
-the call to the tree (`snapshot`), how long the call itself holds the main loop (`call_blocks`:
-the ask goes on after it), and the main loop's answer time while the snapshot runs (`probe`,
-against the same probe idle).
+At each turn's start, before its prompt goes, the plugin snapshots the work tree as git sees it
+(lua/minime/review/git.lua: plumbing on the plugin's own index — `git ls-files -m -d -o`,
+`git update-index`, `git write-tree` — under lua/minime/git.lua, which lets git read none of
+the repository's config), off Neovim's main loop. Measured through a real headless Neovim
+calling that code: the time from the call to the tree (`snapshot`: the first of a Neovim seeds
+the plugin's index, the median is the steady one), how long the call itself holds the main
+loop (`call_blocks`), and the main loop's answer time while the snapshot runs (`probe`, against
+the same probe idle).
 Baselines in the same run, same repository: `git status --porcelain` (what any git-aware editor
-runs), and the same snapshot from an empty temporary index (what copying the index saves).
+runs), and `git add -A` from an empty temporary index (every file read).
 The repository: 100 directories of 100 files, committed, then 10 files changed and 10 new
-untracked ones.
+untracked ones (bench/_common.make_repo).
 
     .venv/bin/python bench/review_snapshot.py [RUNS]
 """
@@ -17,35 +19,15 @@ untracked ones.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import emit, median, quantile
+from _common import emit, git, make_repo, median, quantile
 from nvim_harness import start
 
-FILES, DIRS = 10_000, 100
-
-
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env
-    ).stdout
-
-
-def make_repo(root: Path) -> None:
-    for i in range(FILES):
-        d = root / f"d{i % DIRS:03d}"
-        d.mkdir(exist_ok=True)
-        (d / f"f{i:05d}.txt").write_text(f"file {i}\n" + "line\n" * 20)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "-c", "user.email=b@example.com", "-c", "user.name=b", "commit", "-qm", "10k")
-    for i in range(10):
-        (root / f"d{i:03d}" / f"f{i:05d}.txt").write_text("changed\n")
-        (root / f"new{i}.txt").write_text("new\n")
+FILES = 10_000
 
 
 def timed(fn) -> float:
@@ -107,7 +89,7 @@ def main() -> None:
             median(fresh),
             "ms",
             baseline=median(snaps),
-            baseline_of="snapshot from a copy of the index",
+            baseline_of="the plugin's snapshot",
             **common,
         )
         emit("review_snapshot", "call_blocks_max", max(calls), "ms", **common)

@@ -7,11 +7,9 @@ a listed buffer.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 
 import pytest
 from helpers.plugin_tools import open_editor
+from helpers.watchdog import Watchdog, unblock_fifo
 from plugin_harness import Editor
 
 MCP_AGENT = Path(__file__).with_name("agents") / "mcp_agent.py"
@@ -229,26 +228,6 @@ def test_quickfix_title_names_no_outside_path_in_any_spelling(tmp_path: Path, pa
     assert "elsewhere_xyz" not in got[0] and "home_xyz" not in got[0]
 
 
-class Watchdog:
-    """After `seconds`, runs `rescue` (it unblocks a frozen Neovim) and remembers it had to."""
-
-    def __init__(self, seconds: float, rescue: Any) -> None:
-        self.fired = False
-        self._stop = threading.Event()
-
-        def watch() -> None:
-            if not self._stop.wait(seconds):
-                self.fired = True
-                rescue()
-
-        self._thread = threading.Thread(target=watch, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 def warm_up(ed: Editor) -> None:
     """One turn first: the agent's start-up is not what a deadline below measures."""
     ed.lua("require('minime').ask(...)", "/say ready")
@@ -280,13 +259,9 @@ def test_a_fifo_in_place_of_a_buffer_freezes_nothing(tmp_path: Path, path: str) 
         pipe.unlink()
         os.mkfifo(pipe)  # what an agent can do with `rm x; mkfifo x`
 
-        def unblock() -> None:  # a writer that opens and closes: a blocked reader gets EOF
-            with contextlib.suppress(OSError):  # ENXIO: no reader, so nothing is blocked
-                os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
-
         ed = Editor(nvim, project)
         warm_up(ed)
-        dog = Watchdog(5.0, unblock)
+        dog = Watchdog(5.0, lambda: unblock_fifo(pipe))
         ed.lua(
             "require('minime').ask(...)",
             '/tool read_buffer {"path": "pipe.txt"}\n/tool open_buffers',

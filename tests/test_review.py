@@ -6,87 +6,25 @@ once the baseline is recorded, as a real agent's would for the user."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
+from helpers.review_ui import (
+    at,
+    git,
+    git_repo,
+    lines,
+    load,
+    quickfix,
+    review,
+    turn_with_writes,
+    virtual_lines,
+)
 from nvim_harness import wait_for
-from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor, editor_with
+from plugin_harness import FAKE_MM_BIN, agent_file, editor, editor_with
 
 LINES = ["l1", "l2", "l3", "l4", "l5", "l6"]
 AGENT = ["l1", "l2", "X3", "l4", "l5", "X6"]
 AGENT_TEXT = "\\n".join(AGENT)
-
-# Turns whose baseline snapshot ran, in the conversation (the thread) of the cwd given.
-SNAPSHOTS = (
-    "local b = require('minime.review.baseline')"
-    " return b.snapshots[require('minime.threads').key(...) or ''] or 0"
-)
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def git_repo(path: Path) -> None:
-    git(path, "init", "-q")
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    (path / ".gitignore").write_text("trace.jsonl\nagent.yaml\n")  # the fake mm's files
-
-
-def load(ed: Editor, path: Path) -> int:
-    return int(ed.lua("local b = vim.fn.bufadd(...) vim.fn.bufload(b) return b", str(path)))
-
-
-def lines(ed: Editor, buf: int) -> list[str]:
-    return ed.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
-
-
-def quickfix(ed: Editor) -> dict[str, Any]:
-    return ed.lua(
-        "local q = vim.fn.getqflist({ title = 1, items = 1 })"
-        " return { title = q.title, items = vim.tbl_map(function(i)"
-        " return { vim.fn.fnamemodify(vim.api.nvim_buf_get_name(i.bufnr), ':t'), i.lnum, i.text }"
-        " end, q.items) }"
-    )
-
-
-def review(ed: Editor, arg: str = "") -> dict[str, Any]:
-    """:MiniMeReview, and the quickfix list once it is filled (it is built off the main loop)."""
-    ed.lua("vim.fn.setqflist({}, 'f')")
-    ed.nvim.command("MiniMeReview " + arg)
-    return wait_for(
-        lambda: (q := quickfix(ed))["items"] and q, 20, message="for the review's quickfix list"
-    )
-
-
-def turn_with_writes(ed: Editor, prompt: str, writes: int) -> None:
-    """Ask; answer each write's permission once the turn's baseline is recorded."""
-    count = len(ed.done()) + 1
-    ed.ask(prompt)
-    snapshots = SNAPSHOTS
-    before = int(ed.lua(snapshots, ed.cwd) or 0)
-    wait_for(lambda: ed.lua(snapshots, ed.cwd) > before, 20, message="for the baseline")
-    win = None
-    for _ in range(writes):
-        win = ed.permission_win(other_than=win)
-        ed.press(win, "1")
-    ed.wait_done(count)
-
-
-def virtual_lines(ed: Editor, buf: int) -> list[str]:
-    return ed.lua(
-        "local ns = require('minime.review.hunks').ns local out = {}"
-        " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(..., ns, 0, -1, { details = true })) do"
-        " for _, l in ipairs(m[4].virt_lines or {}) do out[#out + 1] = l[1][1] end end"
-        " return out",
-        buf,
-    )
-
-
-def at(ed: Editor, line: int) -> None:
-    ed.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", line)
 
 
 def test_git_review_shows_a_shell_commands_writes_and_rejects_accepts_undoes(
@@ -251,8 +189,6 @@ def test_review_before_any_turn_and_while_the_turn_still_runs(tmp_path: Path) ->
         ed.nvim.command("MiniMeAccept")
         ed.wait_note("minime: nothing to review")
         ed.ask("/shell-write a.txt first\n/shell-write a.txt second")
-        snapshots = SNAPSHOTS
-        wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
         win = ed.permission_win()
         ed.press(win, "1")
         ed.permission_win(other_than=win)  # the second write waits: the turn runs
@@ -273,6 +209,7 @@ def test_outside_git_a_file_named_only_by_a_calls_locations_is_reviewed(tmp_path
     tool call named it, so the review shows and rejects the hunk."""
     c = tmp_path / "c.txt"
     c.write_text("\n".join(LINES) + "\n")
+    (tmp_path / "d.txt").write_text("d1\nd2\n")  # long before its turn: its text then is its own
     with editor(tmp_path) as ed:
         turn_with_writes(ed, f"/located-write c.txt {AGENT_TEXT}", writes=1)
         assert c.read_text().splitlines() == AGENT
@@ -283,7 +220,6 @@ def test_outside_git_a_file_named_only_by_a_calls_locations_is_reviewed(tmp_path
 
         # A call that only reads (no permission asked): its tool_call's location alone names
         # the file, before the agent's next step writes it (here, the test as that step).
-        (tmp_path / "d.txt").write_text("d1\nd2\n")
         count = len(ed.done()) + 1
         ed.ask("/locate-wait go d.txt:2")
         ed.wait_line("⚙ Read d.txt:2")

@@ -36,7 +36,7 @@ end
 function M.apply(key, events)
   local cwd = cwd_of(key)
   -- Before the float draws them: a turn's begin and the files it names (the review's baseline).
-  pcall(require("minime.review.baseline").see, key, cwd, events)
+  pcall(require("minime.review.baseline").see, key, events)
   -- Looked up at each call: a bench or test may wrap minime.ui.turn's apply.
   require("minime.ui.turn").apply(key, events)
   -- `follow`: the file a tool call works on shows beside the code (minime.ui.follow).
@@ -57,6 +57,20 @@ end
 ---@param state table
 function M.thread_update(state)
   require("minime.threads").update(state)
+end
+
+--- Record the baseline of a new turn of conversation `key` (its files in `cwd`) before its
+--- prompt is sent: the host waits for "baseline_taken" {id}, at most `bound_ms`
+--- (rplugin/python3/minime/nvim/baselines.py, lua/minime/review/baseline.lua).
+---@param key string
+---@param cwd string
+---@param agent string
+---@param id integer
+---@param bound_ms integer
+function M.baseline(key, cwd, agent, id, bound_ms)
+  require("minime.review.baseline").take(key, cwd, agent or "", bound_ms, function()
+    to_host("baseline_taken", { id = id })
+  end)
 end
 
 --- The host took ask `ask_id` for a turn in `thread` (its selection is the tools' from now on).
@@ -100,10 +114,10 @@ end
 function M.permission(req)
   local key = req.thread or req.cwd
   -- What the request would write is recorded first (the review's baseline).
-  pcall(require("minime.review.baseline").name_diffs, key, req.cwd, req.content)
+  pcall(require("minime.review.baseline").name_diffs, key, req.content)
   local permission = require("minime.config").options.permission
   req.timeout = type(permission) == "table" and permission.timeout or nil
-  pcall(require("minime.review.baseline").name_locations, key, req.cwd, req.locations)
+  pcall(require("minime.review.baseline").name_locations, key, req.locations)
   if require("minime.config").options.follow then
     pcall(require("minime.ui.follow").see_request, key, req.cwd, req.call_id, req.locations)
   end

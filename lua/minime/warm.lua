@@ -1,10 +1,11 @@
---- The first ask without its start-up: the host (which imports the ACP SDK, ~0.4 s) and the
---- thread's agent and session are started while the user is still typing that ask — when the
---- command line starts `:MiniMe`, the input float opens, <Plug>(minime-ask) or the toggle is
---- used. Nothing starts in an idle editor, nothing is sent to the agent but `initialize` and
---- `session/new` (an abandoned ask sends no prompt; the warmed agent stays, as after any ask,
---- until :MiniMeStop or the editor quits), and a warm-up that fails says nothing: the ask that
---- follows starts again and says what went wrong. `warm = false` turns it off.
+--- The first ask without its start-up: the host (which imports the ACP SDK, ~0.4 s), the
+--- thread's agent and session, and the review's first git snapshot are started while the user
+--- is still typing that ask — when the command line starts `:MiniMe`, the input float opens,
+--- <Plug>(minime-ask) or the toggle is used. Nothing starts in an idle editor, nothing is sent
+--- to the agent but `initialize` and `session/new` (an abandoned ask sends no prompt; the
+--- warmed agent stays, as after any ask, until :MiniMeStop or the editor quits), and a warm-up
+--- that fails says nothing: the ask that follows starts again and says what went wrong.
+--- `warm = false` turns it off.
 ---
 ---   require("minime.warm").thread(id)  -- the host and the thread's session (once per host)
 ---   require("minime.warm").cwd(cwd)    -- the same for the current thread of `cwd`
@@ -46,6 +47,9 @@ function M.thread(id)
     local payload = require("minime.actions").host_payload(id)
     require("minime.host").notify("warm", payload)
   end)
+  -- The review's git snapshot, once, off the main loop: its first (which copies the index and
+  -- reads what changed) is then not the one the ask waits for (minime.review.git).
+  pcall(require("minime.review.git").prepare, require("minime.threads").cwd_of(id))
 end
 
 --- Start the host and the session of the current thread of `cwd` (default: the one commands

@@ -4,7 +4,7 @@
 --- only files under the session's cwd, and never over the user's text: a buffer with unsaved
 --- edits (or with 'noautoread') is left as it is, and the conversation says the file changed
 --- under it (the host is told, op "disk_kept", and draws it). Nothing ever prompts (no W11/W12
---- "file changed" question mid-typing).
+--- "file changed" question mid-typing), and nothing that is not a regular file is read.
 ---
 ---   require("minime.editor.disk_refresh").soon(cwd)   -- after a batch of turn events
 local paths = require("minime.editor.paths")
@@ -83,7 +83,12 @@ local function check(mine, bufs, first, last, kept)
     end,
   })
   for i = first, math.min(last, #bufs) do
-    pcall(vim.cmd, "checktime " .. bufs[i])
+    -- A file that is no regular file now (a FIFO the agent put there) is left alone: a reload
+    -- would block the editor in open() until something writes to it.
+    local st = vim.uv.fs_stat(api.nvim_buf_get_name(bufs[i]))
+    if not st or st.type == "file" then
+      pcall(vim.cmd, "checktime " .. bufs[i])
+    end
   end
   api.nvim_del_augroup_by_id(group)
 end

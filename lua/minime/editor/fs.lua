@@ -129,7 +129,7 @@ local function write(params, ctx)
     fail("content must be a string")
   end
   -- Before the write: the text it replaces is the review's baseline.
-  pcall(require("minime.review.baseline").name, ctx.thread or ctx.cwd, ctx.cwd, real)
+  pcall(require("minime.review.baseline").name, ctx.thread or ctx.cwd, real)
   local buf = loaded_buffer(real)
   local old, note, unsaved
   if buf then

@@ -1,13 +1,20 @@
 --- The review's baseline: what every file a turn may change looked like when the turn began.
 ---
---- At a turn's `begin` (seen by minime.rpc before the turn float draws it):
+--- Taken before the turn's prompt is sent (M.take: the host asks, and waits for `done` before
+--- it sends the prompt — at most `bound_ms`), so nothing the agent does in that turn is part
+--- of it:
 ---   * the text of each loaded buffer under the cwd, unsaved edits included: the review never
 ---     shows the user's own edits as the agent's;
----   * in a git work tree, a snapshot of the whole tree (minime.review.git), off the main loop:
----     the ask never waits for it; `pending` until it is written.
+---   * in a git work tree, a snapshot of the whole tree (minime.review.git), off the main loop.
 --- Then, for a file the turn names (a tool call's diff path or locations, a permission
---- request's, an fs write; see M.name) and not
---- yet recorded, its text at that moment, before the write that names it is applied.
+--- request's, an fs write; see M.name) and not yet recorded, its text at that moment — when it
+--- has not changed since the turn began. One that has (the agent wrote it, then named it) is
+--- never recorded as it is now: its baseline is the turn's snapshot (git), else the last turn
+--- that holds its text, else the review says it has none (M.unsure).
+---
+--- State, per conversation `key` (its thread id): the session record
+--- holds the `cwd` its files live in, and its turns by number, each with its snapshot's tree
+--- and texts: what a later rewind restores.
 local git = require("minime.review.git")
 
 local api, uv = vim.api, vim.uv
@@ -15,14 +22,20 @@ local api, uv = vim.api, vim.uv
 local M = {}
 
 ---@class minime.review.Turn
----@field n integer the turn's number in this cwd's session, from 1
+---@field n integer the turn's number in this conversation, from 1
 ---@field agent string
----@field tree? string the git snapshot at the start (nil: outside git, or not written yet)
+---@field at number when it began, in seconds of the real-time clock (ctime's)
+---@field tree? string the git snapshot at the start (nil: outside git, or it failed)
 ---@field root? string the git work tree's top directory
+---@field repo? minime.git.Repo
 ---@field pending boolean the snapshot still runs
+---@field late? boolean the snapshot was written after the prompt went (git too slow)
+---@field failed? string why git could not take the snapshot
 ---@field texts table<string, string[]|false> a file's lines when first seen (false: absent)
+---@field unsure table<string, true> files changed before the turn named them, no text known
 
 ---@class minime.review.Session
+---@field cwd string where its files live
 ---@field turns minime.review.Turn[]
 ---@field recorded table<string, true> paths a turn before the last holds a text of
 ---@field count integer the turns begun (a turn left with no text is not kept: see forget_unread)
@@ -30,7 +43,7 @@ local M = {}
 ---@type table<string, minime.review.Session>
 M.sessions = {}
 
---- Turns whose snapshot ran, for tests and the bench: cwd -> count.
+--- Turns whose snapshot ran, for tests and the bench: key -> count.
 ---@type table<string, integer>
 M.snapshots = {}
 
@@ -45,11 +58,27 @@ local function under(cwd, path)
   return rel
 end
 
+--- The check of what the review may read and show under `cwd`: fn(path) (absolute) is true
+--- when `path` is in scope and not denied (editor/scope.lua: the one rule of what leaves the
+--- editor; a `.env` is never loaded, read or listed by the review).
+---@param cwd string
+---@return fun(path: string): boolean
+function M.allowed(cwd)
+  local ok, scope = pcall(require("minime.editor.scope").new, {
+    cwd = cwd,
+    deny = require("minime.config").options.deny,
+  })
+  return function(path)
+    return ok and scope:file(path) ~= nil
+  end
+end
+
 --- Files larger than this are not recorded (a review of them is not worth the read).
 M.MAX_BYTES = 4 * 1024 * 1024
 
 --- The lines of a regular file on disk; false when absent; nil when it is no regular file
---- (a fifo would block the open), too big, or unreadable. Checked before it is opened.
+--- (a fifo would block the open), too big, or unreadable. Checked before it is opened, and on
+--- the open file (opened non-blocking: a FIFO put in its place since cannot hold the editor).
 ---@param path string
 ---@return string[]|false|nil
 function M.disk(path)
@@ -59,11 +88,12 @@ function M.disk(path)
   elseif stat.type ~= "file" or stat.size > M.MAX_BYTES then
     return nil
   end
-  local fd = uv.fs_open(path, "r", 0)
+  local fd = uv.fs_open(path, bit.bor(uv.constants.O_RDONLY, uv.constants.O_NONBLOCK), 0)
   if not fd then
     return nil
   end
-  local data = uv.fs_read(fd, stat.size, 0)
+  local st = uv.fs_fstat(fd)
+  local data = st and st.type == "file" and uv.fs_read(fd, math.min(st.size, M.MAX_BYTES), 0)
   uv.fs_close(fd)
   return data and vim.split(data:gsub("\n$", ""), "\n", { plain = true }) or nil
 end
@@ -106,52 +136,104 @@ local function forget_unread(session)
       session.recorded[path] = true
     end
   end
-  if #turns > 1 and next(previous.texts) == nil then
+  if #turns > 1 and next(previous.texts) == nil and next(previous.unsure) == nil then
     turns[#turns] = nil
   end
 end
 
----@param key string the conversation (its thread)
----@param cwd string where its files live
----@param ev table the begin event
-function M.begin(key, cwd, ev)
-  if ev.fresh or not M.sessions[key] then
-    M.sessions[key] = { turns = {}, recorded = {}, count = 0 }
-  end
+--- Record the baseline of a new turn of conversation `key`, whose files live in `cwd`; done()
+--- once it is complete (the snapshot written, or git failed). `bound_ms`: how long the host
+--- waits for it; a snapshot written later is marked `late`.
+---@param key string
+---@param cwd string
+---@param agent string
+---@param bound_ms integer
+---@param done fun()
+function M.take(key, cwd, agent, bound_ms, done)
   local session = M.sessions[key]
+  if not session or session.cwd ~= cwd then
+    session = { cwd = cwd, turns = {}, recorded = {}, count = 0 }
+    M.sessions[key] = session
+  end
   forget_unread(session)
   session.count = session.count + 1
   local turns = session.turns
-  local turn = { n = session.count, agent = tostring(ev.agent or ""), pending = true, texts = {} }
+  local now = uv.clock_gettime("realtime")
+  local turn = { n = session.count, agent = agent, at = now.sec + now.nsec / 1e9, pending = true }
+  turn.texts, turn.unsure = {}, {}
   turns[#turns + 1] = turn
+  local allowed = M.allowed(cwd)
   for _, buf in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
       local real = require("minime.editor.paths").realpath(api.nvim_buf_get_name(buf))
       local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
-      if real and under(cwd, real) and size <= M.MAX_BYTES then -- a huge log: not copied
+      -- A huge log is not copied; a denied file (.env) never read.
+      if real and under(cwd, real) and size <= M.MAX_BYTES and allowed(real) then
         turn.texts[real] = api.nvim_buf_get_lines(buf, 0, -1, false)
       end
     end
   end
-  git.snapshot(cwd, function(tree, root)
-    turn.tree, turn.root, turn.pending = tree, root, false
+  local started = uv.now()
+  git.snapshot(cwd, function(tree, repo, why)
+    turn.tree, turn.repo, turn.root, turn.failed = tree, repo, repo and repo.root, why
+    turn.pending, turn.late = false, uv.now() - started > bound_ms
     M.snapshots[key] = (M.snapshots[key] or 0) + 1
+    done()
   end)
 end
 
---- :MiniMeReset: the next turn starts a new session.
+--- :MiniMeReset, or a session reopened: the next turn starts a new session of turns.
 ---@param key string
 function M.reset(key)
   M.sessions[key] = nil
 end
 
---- The turn names `path` (absolute, resolved): its text now is its baseline, unless known.
----@param key string
----@param cwd string
+--- The text of `path` in the last turn before the last that holds one (nil: none does).
+---@param session minime.review.Session
+local function checkpoint(session, path)
+  for i = #session.turns - 1, 1, -1 do
+    local text = session.turns[i].texts[path]
+    if text ~= nil then
+      return text
+    end
+  end
+  return nil
+end
+
+-- A file's times come from a clock that may lag the real-time one by a tick (1-10 ms).
+local TICK = 0.02
+
+--- Whether `path` changed since `at` (a turn's start): its ctime (or, gone, its directory's),
+--- which no program can set back, not older than that (less a clock tick).
 ---@param path string
-function M.name(key, cwd, path)
-  local turn = M.last(key)
-  if not turn or turn.texts[path] ~= nil or not under(cwd, path) then
+---@param at number
+function M.changed_since(path, at)
+  local st = uv.fs_lstat(path) or uv.fs_stat(vim.fs.dirname(path))
+  return st ~= nil and st.ctime.sec + st.ctime.nsec / 1e9 >= at - TICK
+end
+
+--- The turn names `path` (absolute, resolved): its text now is its baseline, unless known, or
+--- unless it changed since the turn began (see the header). A file absent now is taken as
+--- absent at the start, unless an earlier turn saw it (it may have been deleted since).
+---@param key string
+---@param path string
+function M.name(key, path)
+  local session = M.sessions[key]
+  local turn = session and session.turns[#session.turns]
+  if not turn or turn.texts[path] ~= nil or turn.unsure[path] then
+    return
+  elseif not under(session.cwd, path) or not M.allowed(session.cwd)(path) then
+    return
+  end
+  if M.changed_since(path, turn.at) then
+    local earlier = not turn.tree and checkpoint(session, path) or nil
+    if earlier ~= nil then
+      turn.texts[path] = earlier
+    elseif uv.fs_lstat(path) or turn.tree then
+      turn.unsure[path] = true -- the tree's text (git), else none: said by the review
+    else
+      turn.texts[path] = false
+    end
     return
   end
   turn.texts[path] = M.current(path)
@@ -159,14 +241,15 @@ end
 
 --- The file `p` names (absolute, or relative to the cwd) is recorded, when it can be placed.
 ---@param key string
----@param cwd string
 ---@param p any
-local function name_path(key, cwd, p)
-  if type(p) == "string" and p ~= "" then
+local function name_path(key, p)
+  local session = M.sessions[key]
+  if session and type(p) == "string" and p ~= "" then
+    local cwd = session.cwd
     local real =
       require("minime.editor.paths").realpath(p:sub(1, 1) == "/" and p or cwd .. "/" .. p)
     if real then
-      M.name(key, cwd, real)
+      M.name(key, real)
     end
   end
 end
@@ -174,11 +257,10 @@ end
 --- The files that diffs name (a tool call's `diffs`, or a permission request's `content`:
 --- items {type = "diff", path}) are recorded, before the tool that writes them runs.
 ---@param key string
----@param cwd string
 ---@param diffs any
-function M.name_diffs(key, cwd, diffs)
+function M.name_diffs(key, diffs)
   for _, d in ipairs(type(diffs) == "table" and diffs or {}) do
-    name_path(key, cwd, type(d) == "table" and (d.type == nil or d.type == "diff") and d.path)
+    name_path(key, type(d) == "table" and (d.type == nil or d.type == "diff") and d.path)
   end
 end
 
@@ -186,29 +268,28 @@ end
 --- paths): recorded before the tool runs (outside git, the only record of a file an agent
 --- edits on disk with its own tool).
 ---@param key string
----@param cwd string
 ---@param locations any
-function M.name_locations(key, cwd, locations)
+function M.name_locations(key, locations)
   for _, l in ipairs(type(locations) == "table" and locations or {}) do
-    name_path(key, cwd, type(l) == "table" and l.path or l)
+    name_path(key, type(l) == "table" and l.path or l)
   end
 end
 
---- One batch of turn events of conversation `key` (its files under `cwd`), before the float
---- draws it (minime.rpc.apply).
+--- One batch of turn events, before the float draws it (minime.rpc.apply). A turn's baseline
+--- is taken before its prompt (M.take), not here: a `begin` is drawn at the ask, which may be
+--- long before.
 ---@param key string
----@param cwd string
 ---@param events table[]
-function M.see(key, cwd, events)
+function M.see(key, events)
   for _, ev in ipairs(events) do
     local kind = type(ev) == "table" and ev.kind
-    if kind == "begin" then
-      M.begin(key, type(ev.cwd) == "string" and ev.cwd or cwd, ev)
-    elseif kind == "reset" then
+    if kind == "reset" or (kind == "begin" and ev.fresh) then
       M.reset(key)
+    elseif kind == "begin" and type(ev.cwd) == "string" then
+      git.prepare(ev.cwd) -- the first snapshot while the agent starts, not before the prompt
     elseif kind == "tool_call" or kind == "tool_result" then
-      M.name_diffs(key, cwd, ev.diffs)
-      M.name_locations(key, cwd, ev.locations)
+      M.name_diffs(key, ev.diffs)
+      M.name_locations(key, ev.locations)
     end
   end
 end

@@ -140,7 +140,9 @@ function M.at(list, buf, line)
   local name = api.nvim_buf_get_name(buf)
   local real = name ~= "" and require("minime.editor.paths").realpath(name) or nil
   for _, h in ipairs(list) do
-    if h.kind and h.path == real then
+    -- A whole file by its name too: one no longer resolvable (a link put where it was) is
+    -- still the entry's, and its reject says why it is refused.
+    if h.kind and (h.path == real or h.path == name) then
       return h
     elseif not h.kind and h.buf == buf then
       local row, n = M.range(h)

@@ -1,28 +1,19 @@
---- :MiniMeReview, :MiniMeAccept, :MiniMeReject: what the agent changed in this cwd's last
---- turn (or the whole session), hunk by hunk, whatever wrote it.
+--- :MiniMeReview, :MiniMeAccept, :MiniMeReject: what the agent changed in the current
+--- thread's last turn (or the whole session), hunk by hunk, whatever wrote it.
 ---
---- The files: those whose text a turn recorded (minime.review.baseline) and, in git, every file
---- that differs between the turn's snapshot and a snapshot taken now (so a shell command's
---- writes count). A file's hunks are drawn in its buffer (minime.review.hunks); the quickfix
---- list holds one entry per hunk. Accepting a hunk makes its text the baseline of the review;
---- rejecting it puts the baseline's text back through the buffer.
+--- The files and their hunks against the turn's baseline (minime.review.baseline): found by
+--- minime.review.compare, drawn in their buffers (minime.review.hunks); the quickfix list holds
+--- one entry per hunk. Accepting a hunk makes its text the baseline of the review; rejecting it
+--- puts the baseline's text back through the buffer (a whole file: minime.review.files).
 local baseline = require("minime.review.baseline")
+local compare = require("minime.review.compare")
 local files = require("minime.review.files")
-local git = require("minime.review.git")
 local hunks = require("minime.review.hunks")
 local keys = require("minime.review.keys")
 
 local api = vim.api
 
 local M = {}
-
----@class minime.review.Review
----@field cwd string
----@field title string
----@field qf? integer the quickfix list's id
----@field hunks minime.review.Hunk[]
----@field turns minime.review.Turn[] the turns it covers
----@field base table<string, string[]> each file's baseline lines
 
 ---@type minime.review.Review?
 M.current = nil
@@ -102,69 +93,27 @@ local function clear()
   M.current = nil
 end
 
---- The turns a review covers and the baseline of `path` among them (nil: never recorded).
-local function base_of(turns, path, done)
-  for _, turn in ipairs(turns) do
-    if turn.texts[path] ~= nil then
-      return done(turn.texts[path])
-    end
-  end
-  local first = turns[1]
-  if not first.tree then
-    return done(nil)
-  end
-  git.show(first.root, first.tree, vim.fs.relpath(first.root, path) or path, done)
-end
-
-local function build(cwd, turns, title, paths)
+--- The review of `paths` (compare.lua found them) shown: its quickfix list, its notes said.
+local function show(r, notes)
   clear()
-  local r = { cwd = cwd, title = title, hunks = {}, turns = turns, base = {} } ---@type minime.review.Review
-  local todo = vim.tbl_keys(paths)
-  table.sort(todo)
-  local i = 0
-  local function finish()
-    M.current = r
-    if #r.hunks == 0 then
-      return say("nothing to review in " .. vim.fn.fnamemodify(cwd, ":~"))
-    end
-    vim.fn.setqflist({}, " ", { title = title, items = items(r) })
-    r.qf = vim.fn.getqflist({ id = 0 }).id
-    vim.cmd("silent cfirst")
+  M.current = r
+  for _, note in ipairs(notes) do
+    say(note, vim.log.levels.WARN)
   end
-  local function step()
-    i = i + 1
-    local path = todo[i]
-    if not path then
-      return finish()
-    end
-    base_of(turns, path, function(base)
-      local now = vim.uv.fs_stat(path) ~= nil
-      if base == nil or (base == false and not now) then
-        return step() -- unknown before, or absent before and after
-      elseif not now then
-        r.hunks[#r.hunks + 1] = files.record("deleted", path, base --[[@as string[] ]])
-        return step()
-      end
-      local buf = vim.fn.bufadd(path)
-      vim.fn.bufload(buf)
-      vim.bo[buf].buflisted = true
-      if base == false then
-        r.hunks[#r.hunks + 1] = files.record("created", path, {}, buf)
-        return step()
-      end
-      r.base[path] = base
-      local found = hunks.place(path, buf, r.base[path])
-      if #found > 0 then
-        keys.map(buf)
-      end
-      vim.list_extend(r.hunks, found)
-      step()
-    end)
+  if #r.hunks == 0 then
+    return say("nothing to review in " .. vim.fn.fnamemodify(r.cwd, ":~"))
   end
-  step()
+  for _, h in ipairs(r.hunks) do
+    if not h.kind then
+      keys.map(h.buf)
+    end
+  end
+  vim.fn.setqflist({}, " ", { title = r.title, items = items(r) })
+  r.qf = vim.fn.getqflist({ id = 0 }).id
+  vim.cmd("silent cfirst")
 end
 
---- :MiniMeReview [all]
+--- :MiniMeReview [all]: the current thread's conversation (minime.threads.here).
 ---@param scope? string "all": the whole session; else the last turn
 function M.review(scope)
   local cwd = cwd_now()
@@ -186,29 +135,8 @@ function M.review(scope)
     first.agent ~= "" and first.agent or "agent",
     all and ("turns 1-" .. last.n) or ("turn " .. last.n)
   )
-  local paths = {}
-  for _, turn in ipairs(turns) do
-    for path in pairs(turn.texts) do
-      paths[path] = true
-    end
-  end
-  if not first.tree then
-    return build(cwd, turns, title, paths)
-  end
-  git.snapshot(cwd, function(now)
-    if not now then
-      return build(cwd, turns, title, paths)
-    end
-    git.changed(cwd, first.tree, now, function(rels, err)
-      if not rels then
-        say("git could not compare the trees: " .. tostring(err), vim.log.levels.WARN)
-      end
-      for _, rel in ipairs(rels or {}) do
-        paths[vim.fs.joinpath(cwd, rel)] = true
-      end
-      build(cwd, turns, title, paths)
-    end)
-  end)
+  clear()
+  compare.review(session.cwd, turns, title, show)
 end
 
 local function hunks_here(bang)
@@ -244,7 +172,10 @@ end
 ---@param r minime.review.Review
 ---@param h minime.review.Hunk
 local function keep(r, h)
-  if h.kind then
+  if h.kind == "unsure" then
+    r.turns[1].texts[h.path] = baseline.current(h.path) or nil
+    return
+  elseif h.kind then
     r.turns[1].texts[h.path] = h.kind == "created" and vim.deepcopy(h.agent) or false
     return
   end
@@ -320,9 +251,14 @@ function M.reject(bang)
     drop(r, h)
   end
   if in_step or vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false)) then
-    local ok, err = pcall(api.nvim_buf_call, buf, function()
-      vim.cmd("silent keepalt write!")
-    end)
+    -- Checked at the write: the file may have become a link (out of the cwd) since.
+    local moved = files.moved(list[1].path)
+    local ok, err = moved == nil, moved
+    if ok then
+      ok, err = pcall(api.nvim_buf_call, buf, function()
+        vim.cmd("silent keepalt write!")
+      end)
+    end
     if not ok then
       say("reverted, not saved: " .. tostring(err), vim.log.levels.WARN)
     end

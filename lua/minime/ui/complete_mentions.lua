@@ -1,7 +1,8 @@
 --- Completion of `@path` mentions (lua/minime/editor/mentions.lua): the open buffers under the
---- cwd, then its files — git's index (`git ls-files -co --exclude-standard`, run with
---- vim.system and cached a few seconds) where the cwd is a repository, else a bounded walk —
---- leaving out denied files (the deny list) and, in the walk, `.git` and `node_modules`.
+--- cwd, then its files — git's index (`git ls-files -co --exclude-standard` on a copy of it,
+--- through minime.git: nothing the repository configures runs; cached a few seconds) where the
+--- cwd is a repository, else a bounded walk — leaving out denied files (the deny list) and, in
+--- the walk, `.git` and `node_modules`.
 ---
 --- Entry points (one each, so another completion can hang off the same omnifunc):
 ---   M.start(line, col)        -- 0-based column of the `@` the cursor is in a mention of, or nil
@@ -22,12 +23,16 @@ M.MAX_ITEMS = 200
 local FRESH_NS = 5e9
 -- How long a completion with no listing yet waits for git (then the walk answers).
 local FIRST_WAIT_MS = 500
+-- How long git may take to list the files (then it is killed and the walk answers).
+local LIST_TIMEOUT_MS = 3000
 local WALK_SKIP = { [".git"] = true, node_modules = true }
 -- A tree that is no repository is walked on the main loop: at most this many entries.
 M.MAX_WALK = 5000
 
 -- cwd -> { list = listing() (relative, dirs end in "/"), at = hrtime, running, result }
 local cache = {}
+-- Listings started (each copies the index to a name of its own).
+local listed = 0
 
 local function denylist()
   local list = require("minime.config").options.deny
@@ -66,7 +71,7 @@ end
 local function step(b, text, budget)
   local pos, n = b.pos or 1, 0
   while pos <= #text and n < budget and #b.files < M.MAX_FILES do
-    local nl = text:find("\n", pos, true) or (#text + 1)
+    local nl = text:find("\0", pos, true) or (#text + 1)
     take(b, text:sub(pos, nl - 1))
     pos, n = nl + 1, n + 1
   end
@@ -134,17 +139,35 @@ function M.prefetch(cwd)
     return entry
   end
   entry.running, entry.result, entry.building = true, nil, nil
-  local cmd = { "git", "ls-files", "-co", "--exclude-standard" }
-  local started = pcall(vim.system, cmd, { cwd = cwd, text = true }, function(res)
-    entry.result = res -- a fast context: settled on the main loop
+  -- Every step answers in libuv's callbacks (fast): M.files may wait for it in a vim.wait
+  -- that runs only fast events (a completion runs under textlock).
+  local git = require("minime.git")
+  local function answer(res)
+    entry.result = res
     vim.schedule(function()
       settle(entry, cwd)
     end)
-  end)
-  if not started then -- no git
-    entry.result = { code = 1 }
-    settle(entry, cwd)
   end
+  listed = listed + 1
+  local n = listed
+  git.repo(cwd, function(repo)
+    if not repo then
+      return answer({ code = 1 }) -- no repository (or no git): the walk
+    end
+    -- A copy of the user's index, read without blocking (a FIFO put there holds nothing).
+    local copy = ("%s/listed-%d"):format(repo.dir, n)
+    git.copy_regular(repo.git_dir .. "/index", copy, 0, function()
+      git.copy_excludes(repo, function()
+        local args = { "ls-files", "-z", "-co", "--exclude-standard" }
+        local opts =
+          { cwd = cwd, index = copy, text = false, timeout = LIST_TIMEOUT_MS, fast = true }
+        git.run_in(repo, args, opts, function(res)
+          uv.fs_unlink(copy)
+          answer(res)
+        end)
+      end)
+    end)
+  end, true)
   return entry
 end
 

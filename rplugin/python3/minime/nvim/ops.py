@@ -211,6 +211,13 @@ class ToolResult(Op, kw_only=True):
     answer: Any = None
 
 
+class BaselineTaken(Op, kw_only=True):
+    """The baseline the host asked for (``rpc.baseline``, call ``id``) is written
+    (lua/minime/review/baseline.lua): the turn's prompt may go (nvim/baselines.py)."""
+
+    id: int
+
+
 class DiskKept(ThreadOp, kw_only=True):
     """Files under ``cwd`` the thread's agent changed on disk that the refresh left as the user
     had them (unsaved edits; lua/minime/editor/disk_refresh.lua): said in its conversation."""
@@ -254,6 +261,7 @@ OPS: dict[str, Route] = {
     "permission_answer": Route(PermissionAnswer, "user_asks.answer", now=True),
     "elicitation_answer": Route(ElicitationReply, "user_asks.answer", now=True),
     "tool_result": Route(ToolResult, "tools.answer", now=True),
+    "baseline_taken": Route(BaselineTaken, "turns.baselines.answer", now=True),
     "disk_kept": Route(DiskKept, "op_disk_kept"),
     "terminal": Route(ShowTerminal, "terminal_view.show"),
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from ..errors import AuthRequired, Error
@@ -16,6 +17,7 @@ from ..session import Session
 from . import events, ops
 from .agent_pool import AgentPool
 from .ask_queue import AskQueue
+from .baselines import Baselines
 from .bridge import NvimBridge
 from .conversation import Conversation
 from .mcp_reach import McpReach
@@ -27,6 +29,11 @@ from .thread_registry import Threads
 from .wire_text import clean
 
 log = logging.getLogger("minime")
+
+BASELINE_LATE = (
+    "the review's baseline was not written in time (git is slow here): the agent's first"
+    " writes may count as baseline"
+)
 
 
 class Turns:
@@ -45,6 +52,8 @@ class Turns:
         self._modes = modes
         self.queue = AskQueue(conversation, bridge)
         self._reach = McpReach(bridge)  # says once when an agent dropped the editor's server
+        # The review's baseline, taken before each prompt is sent (baselines.py).
+        self.baselines = Baselines(bridge)
 
     async def ask(self, ask: ops.Ask) -> None:
         thread = self._threads.get(ask.thread, ask.cwd)
@@ -78,7 +87,7 @@ class Turns:
             render(thread, events.Notice("starting the agent…"))
         try:
             ready = thread.ready.run(lambda: self._open(thread, ask))
-            session = await waiting.wait(ready)
+            session = await waiting.wait(self._ready_with_baseline(ready, thread, label))
         except AuthRequired as exc:
             self._conversation.fail(thread, f"{exc} — :MiniMeLogin logs in, then ask again")
             return
@@ -101,6 +110,17 @@ class Turns:
         # No await from here to the turn: the session is busy before another ask can look.
         if await self._run_turn(session, thread, prompt) == "end_turn":
             self._reach.turn_ended(thread, session, ask)  # a first turn cut short: nothing
+
+    async def _ready_with_baseline(
+        self, ready: Awaitable[Session], thread: Thread, label: str
+    ) -> Session:
+        """The session, once ready and the turn's baseline taken (still waiting: a cancel or a
+        stop ends the ask here too). The conversation so far goes first: its begin before it."""
+        session = await ready
+        self._conversation.flush()
+        if not await self.baselines.take(thread.id, thread.cwd, label):
+            self._conversation.render(thread, events.Notice(BASELINE_LATE))
+        return session
 
     async def warm(self, warm: ops.Warm) -> None:
         """Start the thread's agent and session while the user types its first ask: silent.
