@@ -27,6 +27,11 @@ permission. The prompt's text is one command:
                                      the clock of Neovim's ``vim.uv.hrtime()``) taken right after
                                      the last one was written.
 ``say TEXT``                         one text chunk.
+``work N``                           a working session's turn N, as a model streams one: a
+                                     thought, four tool calls (read, search, run, edit) each
+                                     with 40-160 lines of output, then a markdown answer with a
+                                     heading, a list, two code blocks and a table, all in
+                                     16-character chunks (bench/history.py's earlier turns).
 
 Timings go to the file OUT as JSON ``{"ns": [...], "starts": [...], "last": <last answer>}``
 (rt/tool/mmtool: each call's time and when its request went out, ``time.perf_counter_ns()``,
@@ -53,6 +58,45 @@ def write_json(path: str, value: Any) -> None:
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(value, f)
     os.replace(path + ".tmp", path)
+
+
+def work_turn(n: int) -> list[tuple[str, Any]]:
+    """Turn ``n`` of a working session: ("think" | "say", text) and ("tool", (kind, title,
+    input, output)) steps, in order (``work N``)."""
+    steps: list[tuple[str, Any]] = [
+        (
+            "think",
+            f"The user wants change {n}. I should read parse() in lib.lua, find the "
+            "callers, run the tests, then fix the off-by-one and show the diff. " * 3,
+        ),
+    ]
+    code = [
+        f"def step_{n}_{i}(items: list[int]) -> int:\n    return sum(items[:{i}])" for i in range(8)
+    ]
+    for kind, title, lines in (
+        ("read", f"read: src/lib_{n}.lua", 160),
+        ("search", f"rg -n parse src/ (turn {n})", 60),
+        ("execute", "bash: pytest -q tests/test_lib.py", 90),
+        ("edit", f"edit: src/lib_{n}.lua", 40),
+    ):
+        output = "\n".join(
+            f"{i:4d}  local value_{i} = parse(input, {i}) -- {kind} {n}" for i in range(lines)
+        )
+        steps.append(("tool", (kind, title, {"path": f"src/lib_{n}.lua", "line": n}, output)))
+    answer = (
+        f"## Turn {n}: what changed\n\nThe bug was in **parse()**: `items[:i]` dropped the last "
+        "item, so *every* caller saw one element less.\n\n"
+        + "".join(f"- `step_{n}_{i}` now sums the first {i} items\n" for i in range(6))
+        + "\n```python\n"
+        + "\n".join(code)
+        + "\n```\n\nAnd the Lua side:\n\n```lua\n"
+        + "\n".join(f"local function f{i}(t) return t[{i}] or {i} end" for i in range(12))
+        + "\n```\n\n| test | before | after |\n|---|---|---|\n"
+        + "".join(f"| test_{i} | fail | pass |\n" for i in range(5))
+        + "\nAll tests pass now.\n"
+    )
+    steps.append(("say", answer))
+    return steps
 
 
 def chunks_text(count: int, size: int = 16) -> list[str]:
@@ -115,6 +159,43 @@ class BenchAgent:
                 },
             },
         )
+
+    async def work(self, sid: str, n: int) -> None:
+        """``work N``: the steps of work_turn, text in 16-character chunks."""
+        for step, value in work_turn(n):
+            if step == "tool":
+                kind, title, args, output = value
+                self.call_counter += 1
+                call_id = f"work_{self.call_counter}"
+                call = {"toolCallId": call_id, "title": title, "kind": kind}
+                await self.update(
+                    sid,
+                    {"sessionUpdate": "tool_call", **call, "status": "pending", "rawInput": args},
+                )
+                await self.update(
+                    sid,
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "status": "in_progress",
+                    },
+                )
+                content = [{"type": "content", "content": {"type": "text", "text": output}}]
+                await self.update(
+                    sid,
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "status": "completed",
+                        "rawOutput": {"output": output},
+                        "content": content,
+                    },
+                )
+                continue
+            kind = "agent_thought_chunk" if step == "think" else "agent_message_chunk"
+            for i in range(0, len(value), 16):
+                content = {"type": "text", "text": value[i : i + 16]}
+                await self.update(sid, {"sessionUpdate": kind, "content": content})
 
     async def update(self, sid: str, update: dict[str, Any]) -> None:
         await self.rpc.send_notification("session/update", {"sessionId": sid, "update": update})
@@ -219,6 +300,9 @@ class BenchAgent:
             return {"stopReason": "end_turn"}
         elif command == "say":
             await self.say(session_id, rest)
+            return {"stopReason": "end_turn"}
+        elif command == "work":
+            await self.work(session_id, int(rest))
             return {"stopReason": "end_turn"}
         else:
             await self.say(session_id, f"unknown command {command!r}")

@@ -443,9 +443,9 @@ def test_odd_text_never_breaks(nvim):
         local buf = ...
         local l = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
         local has = function(s) return vim.tbl_contains(l, s) end
-        -- The long line comes in lines of at most 12000 bytes (see turn.lua), nothing lost.
+        -- The long line comes in lines of at most 2400 bytes (see text.lua), nothing lost.
         local xs = vim.tbl_filter(function(s) return s:match('^x+$') ~= nil end, l)
-        local short = #xs > 1 and #vim.tbl_filter(function(s) return #s > 12000 end, xs) == 0
+        local short = #xs > 1 and #vim.tbl_filter(function(s) return #s > 2400 end, xs) == 0
         return {
           l[1] == 'nul\\0prompt' or l[1] == '> nul\\0prompt',
           has('a\\0b'), has('c\\rd'), has('bad \\xff\\xfe utf8'),
@@ -667,13 +667,13 @@ def test_done_with_an_error_stop_reason(nvim):
 
 
 def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):
-    """A line past 10,000 bytes is broken after a space, one without any at 12,000 bytes between
+    """A line past 2,000 bytes is broken after a space, one without any at 2,400 bytes between
     two characters; the lines joined with "" give back the text exactly."""
     rng = random.Random(7)
-    words = ["alpha", "béta", "日本語", "🙂", "supercalifragilistic", "x" * 1500]
+    words = ["alpha", "béta", "日本語", "🙂", "supercalifragilistic", "x" * 300]
     prose = " ".join(rng.choice(words) for _ in range(8000))
     wide = "日本語🙂" * 4000  # 52,000 bytes, no space
-    short = "a line under the limit " * 400  # 9,200 bytes: kept whole
+    short = "a line under the limit " * 80  # 1,840 bytes: kept whole
     chunks, i = [], 0
     for piece in (prose, "\n", wide, "\n", short, "\n"):
         while i < len(piece):
@@ -686,12 +686,12 @@ def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):
         apply(nvim, *(text(c) for c in chunks[k : k + 50]))
     got = answer(nvim)
     assert "".join(got) == prose + wide + short
-    assert all(len(line.encode()) <= 12000 for line in got)
+    assert all(len(line.encode()) <= 2400 for line in got)
     assert got[-2:] == [short, ""]
     prose_lines = got[: next(i for i, line in enumerate(got) if line.startswith("日本語🙂"))]
     assert len(prose_lines) > 3
     assert all(line.endswith(" ") for line in prose_lines[:-1])
-    assert all(len(line.encode()) <= 10000 for line in prose_lines[:-1] if "x" * 1500 not in line)
+    assert all(len(line.encode()) <= 2000 for line in prose_lines[:-1] if "x" * 300 not in line)
 
 
 def test_past_max_lines_the_oldest_turns_leave_with_a_note(nvim):
@@ -726,6 +726,48 @@ def test_past_max_lines_the_oldest_turns_leave_with_a_note(nvim):
     )
     assert closed == [row, row + 3]
     assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
+
+
+# Whole-buffer reads of the fold regions (ui/turn/folds.lua's `regions`), counted.
+COUNT_REGION_READS = """
+_G.region_reads = 0
+local get = vim.api.nvim_buf_get_extmarks
+local ns = require('minime.ui.turn.buffer').ns_fold
+vim.api.nvim_buf_get_extmarks = function(buf, id, start, stop, opts)
+  if id == ns and start == 0 and stop == -1 then _G.region_reads = _G.region_reads + 1 end
+  return get(buf, id, start, stop, opts)
+end
+"""
+
+
+def test_a_batch_of_tool_lines_reads_no_other_tool_region_in_a_long_conversation(nvim):
+    """Issue 34: foldexpr answered row by row for 200 rows, then read every tool's region; the
+    count ran across edits, so a batch of 20 tool lines (~300 rows asked) read all the regions
+    of the conversation once or twice: its cost grew with the conversation (45% of a batch at
+    2,000 tools). Counted per edit, a batch reads only the rows it changed, and the folds are
+    right (the test below)."""
+    apply(nvim, begin())
+    for batch in range(10):
+        apply(
+            nvim,
+            *[
+                event
+                for i in range(20)
+                for event in (
+                    {"kind": "tool_call", "id": f"{batch}.{i}", "title": "t", "status": "pending"},
+                    {"kind": "tool_result", "id": f"{batch}.{i}", "output": "one\ntwo"},
+                )
+            ],
+        )
+    nvim.exec_lua(COUNT_REGION_READS)
+    calls = [f"last.{i}" for i in range(20)]
+    apply(nvim, *[{"kind": "tool_call", "id": c, "title": c, "status": "pending"} for c in calls])
+    apply(nvim, *[{"kind": "tool_result", "id": c, "output": "x\ny"} for c in calls])
+    assert nvim.exec_lua("return _G.region_reads") == 0
+    shown = lines(nvim)
+    row = shown.index("⚙ last.19 completed")
+    assert shown[row + 1 : row + 3] == ["    x", "    y"]
+    assert folds(nvim, get(nvim)["win"])[row : row + 3] == [(1, row + 1, row + 3)] * 3
 
 
 def test_folds_kept_up_edit_by_edit_are_each_tool_with_its_body(nvim):
