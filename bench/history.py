@@ -60,12 +60,22 @@ def reset_until_empty(nvim: Any) -> None:
         time.sleep(0.01)
 
 
+def main_thread_cpu_ns(nvim: Any) -> int:
+    """CPU time of Neovim's main thread (Lua, the drawing, the UI's redraw): on a shared machine
+    the wall-clock probes swing with the load, the CPU per batch much less."""
+    pid = nvim.call("getpid")
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
 def run(work: Path, earlier: int) -> dict[str, Any]:
     """STREAM_RUNS measured streams after `earlier` turns (0: reset to empty before each)."""
     probes_all: list[float] = []
     drawn: list[float] = []
     ends: list[float] = []
     lines_before: list[int] = []
+    cpu_per_batch: list[float] = []
+    longest: list[float] = []
     with editor(work, "bench", ui=True) as nvim:
         ask(nvim, "say warm up")
         wait_done(nvim)
@@ -77,10 +87,13 @@ def run(work: Path, earlier: int) -> dict[str, Any]:
                 reset_until_empty(nvim)
             lines_before.append(float_lines(nvim))
             out = work / f"chunks{i}.json"
+            cpu_before = main_thread_cpu_ns(nvim)
             ask(nvim, f"chunks {CHUNKS} 16 {out}", LAST_CHUNK)
             probes: list[float] = []
             stamps: list[int] = []
             b = probe_until_done(nvim, probes, stamps=stamps)
+            cpu_per_batch.append((main_thread_cpu_ns(nvim) - cpu_before) / 1e6 / b["applies"])
+            longest.append(b["max_apply"] / 1e6)
             if not b.get("marker_at"):
                 raise RuntimeError("the last chunk never reached the float")
             sent = read_json(out)["last_sent_ns"]
@@ -97,6 +110,8 @@ def run(work: Path, earlier: int) -> dict[str, Any]:
         "drawn": drawn,
         "ends": ends,
         "lines_before": lines_before,
+        "cpu_per_batch": cpu_per_batch,
+        "longest": longest,
         "errors": errors,
     }
 
@@ -147,6 +162,20 @@ def main() -> None:
         baseline_runs=[round(e, 1) for e in base["ends"]],
         target=f"< {END_TARGET_MS}",
         met=max(hist["ends"]) < END_TARGET_MS,
+        **common,
+    )
+    emit(
+        BENCH,
+        "nvim_cpu_ms_per_batch_after_20_turns",
+        median(hist["cpu_per_batch"]),
+        "ms",
+        baseline=median(base["cpu_per_batch"]),
+        runs=[round(c, 2) for c in hist["cpu_per_batch"]],
+        longest_apply_ms=[round(c, 1) for c in hist["longest"]],
+        baseline_longest_apply_ms=[round(c, 1) for c in base["longest"]],
+        note="Neovim's main-thread CPU over the stream (probing and the probes' answers "
+        "included) per batch drawn; longest_apply_ms: the longest turn.apply of each run "
+        "(wall, Lua-timed)",
         **common,
     )
     for tag, r in (("empty", base), ("after_20_turns", hist)):

@@ -1,6 +1,6 @@
 -- minime.nvim: commands only. Nothing starts until the first ask is begun (minime.warm).
 -- Read at every start of Neovim: the commands are data in one string, for a Lua closure each
--- cost ~25 times as much to parse (bench/README.md, start-up). Their bodies are in minime.*.
+-- cost ~10 times as much to parse (bench/README.md, start-up). Their bodies are in minime.*.
 if vim.g.loaded_minime then
   return
 end
