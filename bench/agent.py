@@ -17,11 +17,6 @@ permission. The prompt's text is one command:
                                      server (``mcpServers``: spawned, ``initialize``d and
                                      ``tools/list``ed before ``session/new`` is answered, the
                                      time that took kept as ``start_ns``), each a ``tools/call``.
-``mmtool NAME N WARMUP OUT [JSON]``  the same, each call made as mm makes it inside a turn: the
-                                     ``tool_call`` update (pending), a ``tool_call_update``
-                                     (in_progress), the timed request, then the completed
-                                     ``tool_call_update`` carrying the answer's text
-                                     (``rawOutput.output`` and ``content``), before the next.
 ``chunks N SIZE OUT``                N ``agent_message_chunk`` updates (the fake mm's
                                      ``/chunks``), then ``time.monotonic_ns()`` (CLOCK_MONOTONIC,
                                      the clock of Neovim's ``vim.uv.hrtime()``) taken right after
@@ -34,7 +29,7 @@ permission. The prompt's text is one command:
                                      16-character chunks (bench/history.py's earlier turns).
 
 Timings go to the file OUT as JSON ``{"ns": [...], "starts": [...], "last": <last answer>}``
-(rt/tool/mmtool: each call's time and when its request went out, ``time.perf_counter_ns()``,
+(rt/tool: each call's time and when its request went out, ``time.perf_counter_ns()``,
 CLOCK_MONOTONIC as ``vim.uv.hrtime()``) or
 ``{"last_sent_ns": ..., "first_sent_ns": ...}`` (chunks); the answer text is ``done``.
 """
@@ -200,42 +195,6 @@ class BenchAgent:
     async def update(self, sid: str, update: dict[str, Any]) -> None:
         await self.rpc.send_notification("session/update", {"sessionId": sid, "update": update})
 
-    async def mm_call(self, sid: str, name: str, method: str, params: dict[str, Any]) -> Any:
-        """One client-tool call as mm reports it around the request (scripted_mm/calls.py);
-        returns the answer, when the request went out and its time (ns): out -> answer in."""
-        self.call_counter += 1
-        call_id = f"call_{self.call_counter}"
-        args = {k: v for k, v in params.items() if k != "_meta"}
-        await self.update(
-            sid,
-            {
-                "sessionUpdate": "tool_call",
-                "toolCallId": call_id,
-                "title": f"client: {name}",
-                "kind": "other",
-                "status": "pending",
-                "rawInput": args,
-            },
-        )
-        running = {"toolCallId": call_id, "status": "in_progress"}
-        await self.update(sid, {"sessionUpdate": "tool_call_update", **running})
-        start = time.perf_counter_ns()
-        answer = await self.rpc.send_request(method, params)
-        took = time.perf_counter_ns() - start
-        content = (answer or {}).get("content") or [{}]
-        read = str(content[0].get("text", ""))[:50000]  # mm's maxOutput default
-        await self.update(
-            sid,
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": call_id,
-                "status": "completed",
-                "rawOutput": {"output": read},
-                "content": [{"type": "content", "content": {"type": "text", "text": read}}],
-            },
-        )
-        return answer, start, took
-
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> dict[str, Any]:
         text = "".join(getattr(block, "text", "") or "" for block in prompt).strip()
         command, _, rest = text.partition(" ")
@@ -252,21 +211,6 @@ class BenchAgent:
                 last = await server.ask("tools/call", params)
                 times.append(time.perf_counter_ns() - start)
             write_json(out, {"ns": times, "last": last, "start_ns": server.start_ns})
-        elif command == "mmtool":
-            parts = rest.split(" ", 4)
-            name, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
-            args = json.loads(parts[4]) if len(parts) > 4 and parts[4].strip() else {}
-            method = self.session_tools.get(session_id, {}).get(name, "")
-            if not method:
-                raise RuntimeError(f"no tool {name!r} in this session")
-            params = {**args, "_meta": {SESSION_META: session_id}}
-            last, times, starts = None, [], []
-            for i in range(warmup + n):
-                last, start, took = await self.mm_call(session_id, name, method, params)
-                if i >= warmup:
-                    times.append(took)
-                    starts.append(start)
-            write_json(out, {"ns": times, "starts": starts, "last": last})
         elif command in ("rt", "tool"):
             parts = rest.split(" ", 4)
             target, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]

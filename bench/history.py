@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import emit, median, quantile, read_json
+from editor_tools import main_thread_cpu_ns
 
 from plugin import (
     CHUNKS,
@@ -58,14 +59,6 @@ def reset_until_empty(nvim: Any) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f":MiniMeReset left {float_lines(nvim)} lines")
         time.sleep(0.01)
-
-
-def main_thread_cpu_ns(nvim: Any) -> int:
-    """CPU time of Neovim's main thread (Lua, the drawing, the UI's redraw): on a shared machine
-    the wall-clock probes swing with the load, the CPU per batch much less."""
-    pid = nvim.call("getpid")
-    with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
-        return int(f.read().split()[0])
 
 
 def run(work: Path, earlier: int) -> dict[str, Any]:
