@@ -443,9 +443,9 @@ def test_odd_text_never_breaks(nvim):
         local buf = ...
         local l = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
         local has = function(s) return vim.tbl_contains(l, s) end
-        -- The long line comes in lines of at most 2400 bytes (see text.lua), nothing lost.
+        -- The long line comes in lines of at most 12000 bytes (see text.lua), nothing lost.
         local xs = vim.tbl_filter(function(s) return s:match('^x+$') ~= nil end, l)
-        local short = #xs > 1 and #vim.tbl_filter(function(s) return #s > 2400 end, xs) == 0
+        local short = #xs > 1 and #vim.tbl_filter(function(s) return #s > 12000 end, xs) == 0
         return {
           l[1] == 'nul\\0prompt' or l[1] == '> nul\\0prompt',
           has('a\\0b'), has('c\\rd'), has('bad \\xff\\xfe utf8'),
@@ -667,13 +667,13 @@ def test_done_with_an_error_stop_reason(nvim):
 
 
 def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):
-    """A line past 2,000 bytes is broken after a space, one without any at 2,400 bytes between
+    """A line past 10,000 bytes is broken after a space, one without any at 12,000 bytes between
     two characters; the lines joined with "" give back the text exactly."""
     rng = random.Random(7)
-    words = ["alpha", "béta", "日本語", "🙂", "supercalifragilistic", "x" * 300]
+    words = ["alpha", "béta", "日本語", "🙂", "supercalifragilistic", "x" * 1500]
     prose = " ".join(rng.choice(words) for _ in range(8000))
     wide = "日本語🙂" * 4000  # 52,000 bytes, no space
-    short = "a line under the limit " * 80  # 1,840 bytes: kept whole
+    short = "a line under the limit " * 400  # 9,200 bytes: kept whole
     chunks, i = [], 0
     for piece in (prose, "\n", wide, "\n", short, "\n"):
         while i < len(piece):
@@ -686,12 +686,12 @@ def test_long_lines_are_broken_after_a_space_or_between_characters(nvim):
         apply(nvim, *(text(c) for c in chunks[k : k + 50]))
     got = answer(nvim)
     assert "".join(got) == prose + wide + short
-    assert all(len(line.encode()) <= 2400 for line in got)
+    assert all(len(line.encode()) <= 12000 for line in got)
     assert got[-2:] == [short, ""]
     prose_lines = got[: next(i for i, line in enumerate(got) if line.startswith("日本語🙂"))]
     assert len(prose_lines) > 3
     assert all(line.endswith(" ") for line in prose_lines[:-1])
-    assert all(len(line.encode()) <= 2000 for line in prose_lines[:-1] if "x" * 300 not in line)
+    assert all(len(line.encode()) <= 10000 for line in prose_lines[:-1] if "x" * 1500 not in line)
 
 
 def test_past_max_lines_the_oldest_turns_leave_with_a_note(nvim):

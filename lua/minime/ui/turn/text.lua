@@ -5,14 +5,13 @@ local M = {}
 -- Answer lines are kept bounded: past LINE_SOFT bytes a line is broken after a space (kept at
 -- its end), and a run without one is cut at LINE_HARD (at a character boundary). Nothing is
 -- dropped: the lines joined with "" are the text. Neovim lays out a whole line to draw any of
--- it or to put the cursor on it ('linebreak' and 'breakindent' take its slow path, a column
--- offset per character): one wrapped 10 MB line froze it for 1-3 s per batch, and appending
--- to one growing 160 KB line (/chunks 10000) cost 6 ms (cursor) + 6 ms (redraw) per batch by
--- its end; for lines of 4,000 bytes, 0.9 + 0.5 ms. With 10,000 the float's following the
--- stream alone took up to 3.3 ms of a batch's 3.6 (issue 34: probe p99 over 8 ms with a UI);
--- with 2,000, 1.1 ms, and the longest line is about one window of text. Shorter lines than
--- LINE_SOFT are never broken (a long JSON line an agent prints stays one line).
-local LINE_SOFT, LINE_HARD = 2000, 2400
+-- it or to put the cursor on it: one wrapped 10 MB line froze it for 1-3 s per batch, and
+-- appending to one growing 160 KB line (/chunks 10000) cost 6 ms (cursor) + 6 ms (redraw) per
+-- batch by its end; for lines of 4,000 bytes, 0.9 + 0.5 ms. Shorter lines than LINE_SOFT are
+-- never broken (a long JSON line an agent prints stays one line, and a code line stays code:
+-- at 2,000 the float's following the stream cost 1.1 ms a batch at most instead of 3.3, but a
+-- JSON answer of a few KB no longer read back whole; issue 34).
+local LINE_SOFT, LINE_HARD = 10000, 12000
 -- What a one-line summary (a tool's title, input and output lines) keeps: M.clip.
 local CLIP_BYTES = 12000
 
