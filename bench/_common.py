@@ -189,7 +189,7 @@ def fake_mm_opts(workdir: Path) -> str:
 def bench_agent_opts(discovery: str = "meta") -> str:
     """setup{} options for bench/agent.py as the agent (``agent.cmd``). It speaks mm's
     client-tool dialect, so ``editor_tools = "client"``: an agent definition without an agent
-    file gets the tools over MCP by default, and bench/agent.py's ``tool``/``mmtool`` would
+    file gets the tools over MCP by default, and bench/agent.py's ``tool`` would
     find none (the turn fails, its OUT file never appears)."""
     cmd = f"{{ {lua_str(PYTHON)}, {lua_str(AGENT)} }}"
     return (

@@ -17,11 +17,6 @@ permission. The prompt's text is one command:
                                      server (``mcpServers``: spawned, ``initialize``d and
                                      ``tools/list``ed before ``session/new`` is answered, the
                                      time that took kept as ``start_ns``), each a ``tools/call``.
-``mmtool NAME N WARMUP OUT [JSON]``  the same, each call made as mm makes it inside a turn: the
-                                     ``tool_call`` update (pending), a ``tool_call_update``
-                                     (in_progress), the timed request, then the completed
-                                     ``tool_call_update`` carrying the answer's text
-                                     (``rawOutput.output`` and ``content``), before the next.
 ``chunks N SIZE OUT``                N ``agent_message_chunk`` updates (the fake mm's
                                      ``/chunks``), then ``time.monotonic_ns()`` (CLOCK_MONOTONIC,
                                      the clock of Neovim's ``vim.uv.hrtime()``) taken right after
@@ -30,9 +25,14 @@ permission. The prompt's text is one command:
                                      written at once, then their answers read: OUT has the time
                                      until the last answer, how many were answered, and failed.
 ``say TEXT``                         one text chunk.
+``work N``                           a working session's turn N, as a model streams one: a
+                                     thought, four tool calls (read, search, run, edit) each
+                                     with 40-160 lines of output, then a markdown answer with a
+                                     heading, a list, two code blocks and a table, all in
+                                     16-character chunks (bench/history.py's earlier turns).
 
 Timings go to the file OUT as JSON ``{"ns": [...], "starts": [...], "last": <last answer>}``
-(rt/tool/mmtool: each call's time and when its request went out, ``time.perf_counter_ns()``,
+(rt/tool: each call's time and when its request went out, ``time.perf_counter_ns()``,
 CLOCK_MONOTONIC as ``vim.uv.hrtime()``) or
 ``{"last_sent_ns": ..., "first_sent_ns": ...}`` (chunks); the answer text is ``done``.
 """
@@ -56,6 +56,45 @@ def write_json(path: str, value: Any) -> None:
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(value, f)
     os.replace(path + ".tmp", path)
+
+
+def work_turn(n: int) -> list[tuple[str, Any]]:
+    """Turn ``n`` of a working session: ("think" | "say", text) and ("tool", (kind, title,
+    input, output)) steps, in order (``work N``)."""
+    steps: list[tuple[str, Any]] = [
+        (
+            "think",
+            f"The user wants change {n}. I should read parse() in lib.lua, find the "
+            "callers, run the tests, then fix the off-by-one and show the diff. " * 3,
+        ),
+    ]
+    code = [
+        f"def step_{n}_{i}(items: list[int]) -> int:\n    return sum(items[:{i}])" for i in range(8)
+    ]
+    for kind, title, lines in (
+        ("read", f"read: src/lib_{n}.lua", 160),
+        ("search", f"rg -n parse src/ (turn {n})", 60),
+        ("execute", "bash: pytest -q tests/test_lib.py", 90),
+        ("edit", f"edit: src/lib_{n}.lua", 40),
+    ):
+        output = "\n".join(
+            f"{i:4d}  local value_{i} = parse(input, {i}) -- {kind} {n}" for i in range(lines)
+        )
+        steps.append(("tool", (kind, title, {"path": f"src/lib_{n}.lua", "line": n}, output)))
+    answer = (
+        f"## Turn {n}: what changed\n\nThe bug was in **parse()**: `items[:i]` dropped the last "
+        "item, so *every* caller saw one element less.\n\n"
+        + "".join(f"- `step_{n}_{i}` now sums the first {i} items\n" for i in range(6))
+        + "\n```python\n"
+        + "\n".join(code)
+        + "\n```\n\nAnd the Lua side:\n\n```lua\n"
+        + "\n".join(f"local function f{i}(t) return t[{i}] or {i} end" for i in range(12))
+        + "\n```\n\n| test | before | after |\n|---|---|---|\n"
+        + "".join(f"| test_{i} | fail | pass |\n" for i in range(5))
+        + "\nAll tests pass now.\n"
+    )
+    steps.append(("say", answer))
+    return steps
 
 
 def chunks_text(count: int, size: int = 16) -> list[str]:
@@ -119,44 +158,45 @@ class BenchAgent:
             },
         )
 
+    async def work(self, sid: str, n: int) -> None:
+        """``work N``: the steps of work_turn, text in 16-character chunks."""
+        for step, value in work_turn(n):
+            if step == "tool":
+                kind, title, args, output = value
+                self.call_counter += 1
+                call_id = f"work_{self.call_counter}"
+                call = {"toolCallId": call_id, "title": title, "kind": kind}
+                await self.update(
+                    sid,
+                    {"sessionUpdate": "tool_call", **call, "status": "pending", "rawInput": args},
+                )
+                await self.update(
+                    sid,
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "status": "in_progress",
+                    },
+                )
+                content = [{"type": "content", "content": {"type": "text", "text": output}}]
+                await self.update(
+                    sid,
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "status": "completed",
+                        "rawOutput": {"output": output},
+                        "content": content,
+                    },
+                )
+                continue
+            kind = "agent_thought_chunk" if step == "think" else "agent_message_chunk"
+            for i in range(0, len(value), 16):
+                content = {"type": "text", "text": value[i : i + 16]}
+                await self.update(sid, {"sessionUpdate": kind, "content": content})
+
     async def update(self, sid: str, update: dict[str, Any]) -> None:
         await self.rpc.send_notification("session/update", {"sessionId": sid, "update": update})
-
-    async def mm_call(self, sid: str, name: str, method: str, params: dict[str, Any]) -> Any:
-        """One client-tool call as mm reports it around the request (scripted_mm/calls.py);
-        returns the answer, when the request went out and its time (ns): out -> answer in."""
-        self.call_counter += 1
-        call_id = f"call_{self.call_counter}"
-        args = {k: v for k, v in params.items() if k != "_meta"}
-        await self.update(
-            sid,
-            {
-                "sessionUpdate": "tool_call",
-                "toolCallId": call_id,
-                "title": f"client: {name}",
-                "kind": "other",
-                "status": "pending",
-                "rawInput": args,
-            },
-        )
-        running = {"toolCallId": call_id, "status": "in_progress"}
-        await self.update(sid, {"sessionUpdate": "tool_call_update", **running})
-        start = time.perf_counter_ns()
-        answer = await self.rpc.send_request(method, params)
-        took = time.perf_counter_ns() - start
-        content = (answer or {}).get("content") or [{}]
-        read = str(content[0].get("text", ""))[:50000]  # mm's maxOutput default
-        await self.update(
-            sid,
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": call_id,
-                "status": "completed",
-                "rawOutput": {"output": read},
-                "content": [{"type": "content", "content": {"type": "text", "text": read}}],
-            },
-        )
-        return answer, start, took
 
     async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> dict[str, Any]:
         text = "".join(getattr(block, "text", "") or "" for block in prompt).strip()
@@ -183,21 +223,6 @@ class BenchAgent:
             took = time.perf_counter_ns() - began
             failed = sum(1 for a in answers if "error" in a or a["result"].get("isError"))
             write_json(out, {"ns": took, "answered": len(answers), "failed": failed})
-        elif command == "mmtool":
-            parts = rest.split(" ", 4)
-            name, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
-            args = json.loads(parts[4]) if len(parts) > 4 and parts[4].strip() else {}
-            method = self.session_tools.get(session_id, {}).get(name, "")
-            if not method:
-                raise RuntimeError(f"no tool {name!r} in this session")
-            params = {**args, "_meta": {SESSION_META: session_id}}
-            last, times, starts = None, [], []
-            for i in range(warmup + n):
-                last, start, took = await self.mm_call(session_id, name, method, params)
-                if i >= warmup:
-                    times.append(took)
-                    starts.append(start)
-            write_json(out, {"ns": times, "starts": starts, "last": last})
         elif command in ("rt", "tool"):
             parts = rest.split(" ", 4)
             target, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
@@ -231,6 +256,9 @@ class BenchAgent:
             return {"stopReason": "end_turn"}
         elif command == "say":
             await self.say(session_id, rest)
+            return {"stopReason": "end_turn"}
+        elif command == "work":
+            await self.work(session_id, int(rest))
             return {"stopReason": "end_turn"}
         else:
             await self.say(session_id, f"unknown command {command!r}")

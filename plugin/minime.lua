@@ -1,158 +1,112 @@
 -- minime.nvim: commands only. Nothing starts until the first ask is begun (minime.warm).
+-- Read at every start of Neovim: the commands are data in one string, for a Lua closure each
+-- cost ~10 times as much to parse (bench/README.md, start-up). Their bodies are in minime.*.
 if vim.g.loaded_minime then
   return
 end
 vim.g.loaded_minime = true
 
-local function cmd(name, fn, opts)
-  vim.api.nvim_create_user_command(name, fn, opts or {})
+local api = vim.api
+
+-- One command a line: its name; what it runs, `module:function` (that module's function);
+-- what the function gets (- nothing, 1 the first argument, 2 the first two, * the line, !
+-- whether ! was given, o the command's table); -nargs (- none); flags (- none, r: a range,
+-- b: a bar, ! : a bang); its completion (- none, else a name of minime.commands.complete);
+-- its description.
+local COMMANDS = [[
+MiniMeAsk minime.commands:ask o * r ask Ask the mini-me agent
+MiniMeCommands minime.ui.complete_commands:pick - - - - Pick one of the agent's slash commands; it goes into the input float
+MiniMeCancel minime:cancel - - - - Cancel the running turn of the current thread
+MiniMeReset minime:reset - - - - Start a new conversation in the current thread
+MiniMeNew minime:new 1 ? - agent Start a new thread in this cwd (with the named agent definition) and make it current
+MiniMeThreads minime.ui.threads:open - - - - List every thread: <CR> shows one, x closes, d deletes, r renames
+MiniMeLog minime:log - - - - Show mm's stderr and minime's log
+MiniMeTerminal minime.actions:terminal 1 ? - terminal Show the output of a command the agent ran in the client terminal (default: the last)
+MiniMeStop minime:stop - - - - Stop every thread's agent
+MiniMeShow minime:show - - - - Reopen the last turn's float
+MiniMeToggle minime:toggle - - b - Hide or show the conversation float (the turn goes on)
+MiniMeSessions minime:sessions - - - - Reopen an earlier session of the agent in the current thread
+MiniMeLogin minime.actions:login 1 ? - - Log in to the current thread's agent (authenticate); no method: pick one
+MiniMeMode minime.modes:set_mode 1 ? - mode Set the session mode of the current thread's agent (none: pick one)
+MiniMeConfig minime.commands:config o * - config Set a session config option of the current thread's agent (none: pick one)
+MiniMePermission minime.commands:permission - - - - Go to the oldest permission prompt or question waiting for an answer
+MiniMeReview minime.review:review 1 ? - review Review the last turn's changes, hunk by hunk, in the quickfix list (all: the session)
+MiniMeAccept minime.review:accept ! - ! - Keep the reviewed hunk under the cursor (!: every hunk of the file)
+MiniMeReject minime.review:reject ! - ! - Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)
+MiniMeComment minime.review:comment * * - - Ask the agent about the reviewed hunk under the cursor (its lines go along)
+MiniMeFollow minime.ui.follow:toggle - - - - Follow the agent: show the files its tool calls work on (toggles `follow`)
+MiniMeInstall minime:install - - - - Create or update the plugin's Python environment
+]]
+
+local runs = {} -- command name -> { module, function, what it gets }
+
+local function run(o)
+  local target = runs[o.name]
+  local gets, fn = target[3], require(target[1])[target[2]]
+  if gets == "1" then
+    fn(o.fargs[1])
+  elseif gets == "2" then
+    fn(o.fargs[1], o.fargs[2])
+  elseif gets == "*" then
+    fn(o.args)
+  elseif gets == "!" then
+    fn(o.bang)
+  elseif gets == "o" then
+    fn(o)
+  else
+    fn()
+  end
 end
 
-cmd("MiniMeAsk", function(o)
-  local range = o.range > 0 and { o.line1, o.line2 } or nil
-  require("minime").ask(o.args, range)
-end, {
-  nargs = "*",
-  range = true,
-  complete = function(lead, line, pos)
-    return require("minime.ui.complete").cmdline(lead, line, pos)
-  end,
-  desc = "Ask the mini-me agent",
-})
-vim.keymap.set({ "n", "x" }, "<Plug>(minime-ask)", function()
-  local mode = vim.fn.mode()
-  local range = nil
-  if mode == "v" or mode == "V" or mode == "\22" then
-    local a, b = vim.fn.line("v"), vim.fn.line(".")
-    range = { math.min(a, b), math.max(a, b) }
-    vim.api.nvim_feedkeys(vim.keycode("<Esc>"), "nx", false)
+local function completion(name)
+  return function(...)
+    return require("minime.commands").complete[name](...)
   end
-  require("minime").ask(nil, range)
-end, { desc = "minime: ask the agent (the input float; a visual selection is its context)" })
-cmd("MiniMeCommands", function()
-  require("minime.ui.complete_commands").pick()
-end, { desc = "Pick one of the agent's slash commands; it goes into the input float" })
-cmd("MiniMeCancel", function()
-  require("minime").cancel()
-end, { desc = "Cancel the running turn of the current thread" })
-cmd("MiniMeReset", function()
-  require("minime").reset()
-end, { desc = "Start a new conversation in the current thread" })
-cmd("MiniMeNew", function(o)
-  require("minime").new(o.fargs[1])
-end, {
-  nargs = "?",
-  complete = function(lead)
-    return vim.tbl_filter(function(name)
-      return vim.startswith(name, lead)
-    end, require("minime.agents").names())
-  end,
-  desc = "Start a new thread in this cwd (with the named agent definition) and make it current",
-})
-cmd("MiniMeThreads", function()
-  require("minime.ui.threads").open()
-end, { desc = "List every thread: <CR> shows one, x closes, d deletes, r renames" })
-cmd("MiniMeLog", function()
-  require("minime").log()
-end, { desc = "Show mm's stderr and minime's log" })
-cmd("MiniMeTerminal", function(o)
-  require("minime.actions").terminal(o.fargs[1])
-end, {
-  nargs = "?",
-  complete = function(lead)
-    return require("minime.ui.terminal").complete(
-      require("minime.threads").here() or vim.fn.getcwd(),
-      lead
-    )
-  end,
-  desc = "Show the output of a command the agent ran in the client terminal (default: the last)",
-})
-cmd("MiniMeStop", function()
-  require("minime").stop()
-end, { desc = "Stop every thread's agent" })
-cmd("MiniMeShow", function()
-  require("minime").show()
-end, { desc = "Reopen the last turn's float" })
-cmd("MiniMeToggle", function()
-  require("minime").toggle()
-end, { bar = true, desc = "Hide or show the conversation float (the turn goes on)" })
-vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-toggle)", "<Cmd>MiniMeToggle<CR>", {
-  desc = "minime: hide or show the conversation float",
-})
-cmd("MiniMeSessions", function()
-  require("minime").sessions()
-end, { desc = "Reopen an earlier session of the agent in the current thread" })
-cmd("MiniMeLogin", function(o)
-  require("minime.actions").login(o.fargs[1])
-end, {
-  nargs = "?",
-  desc = "Log in to the current thread's agent (authenticate); no method: pick one",
-})
-cmd("MiniMeMode", function(o)
-  require("minime.modes").set_mode(o.fargs[1])
-end, {
-  nargs = "?",
-  complete = function(lead)
-    return require("minime.modes").complete_mode(lead)
-  end,
-  desc = "Set the session mode of the current thread's agent (none: pick one)",
-})
-cmd("MiniMeConfig", function(o)
-  require("minime.modes").set_config(o.fargs[1], o.fargs[2])
-end, {
-  nargs = "*",
-  complete = function(lead, line)
-    return require("minime.modes").complete_config(lead, line)
-  end,
-  desc = "Set a session config option of the current thread's agent (none: pick one)",
-})
-cmd("MiniMePermission", function()
-  -- A permission prompt first, else a question from the agent (elicitation), else say none.
-  local permission = require("minime.ui.permission")
-  if not permission.focus() and not require("minime.ui.elicitation").enter() then
-    permission.jump()
+end
+
+local pattern = "(%S+) ([^:]+):(%S+) (%S) (%S) (%S) (%S+) ([^\n]+)"
+for name, module, fn, gets, nargs, flag, complete, desc in COMMANDS:gmatch(pattern) do
+  runs[name] = { module, fn, gets }
+  api.nvim_create_user_command(name, run, {
+    desc = desc,
+    nargs = nargs ~= "-" and nargs or nil,
+    range = flag == "r" or nil,
+    bar = flag == "b" or nil,
+    bang = flag == "!" or nil,
+    complete = complete ~= "-" and completion(complete) or nil,
+  })
+end
+
+local function plug(modes, lhs, rhs, desc)
+  for mode in modes:gmatch(".") do
+    api.nvim_set_keymap(mode, lhs, rhs, { desc = desc })
   end
-end, { desc = "Go to the oldest permission prompt or question waiting for an answer" })
-vim.keymap.set({ "n", "i", "x" }, "<Plug>(minime-permission)", "<Cmd>MiniMePermission<CR>", {
-  desc = "minime: go to the oldest permission prompt waiting for an answer",
-})
-cmd("MiniMeReview", function(o)
-  require("minime.review").review(o.fargs[1])
-end, {
-  nargs = "?",
-  complete = function()
-    return { "all" }
-  end,
-  desc = "Review the last turn's changes, hunk by hunk, in the quickfix list (all: the session)",
-})
-cmd("MiniMeAccept", function(o)
-  require("minime.review").accept(o.bang)
-end, { bang = true, desc = "Keep the reviewed hunk under the cursor (!: every hunk of the file)" })
-cmd("MiniMeReject", function(o)
-  require("minime.review").reject(o.bang)
-end, {
-  bang = true,
-  desc = "Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)",
-})
-cmd("MiniMeComment", function(o)
-  require("minime.review").comment(o.args)
-end, {
-  nargs = "*",
-  desc = "Ask the agent about the reviewed hunk under the cursor (its lines go along)",
-})
-cmd("MiniMeFollow", function()
-  require("minime.ui.follow").toggle()
-end, { desc = "Follow the agent: show the files its tool calls work on (toggles `follow`)" })
-cmd("MiniMeInstall", function()
-  require("minime").install()
-end, { desc = "Create or update the plugin's Python environment" })
+end
+plug(
+  "nx",
+  "<Plug>(minime-ask)",
+  '<Cmd>lua require("minime.commands").ask_key()<CR>',
+  "minime: ask the agent (the input float; a visual selection is its context)"
+)
+plug(
+  "nix",
+  "<Plug>(minime-toggle)",
+  "<Cmd>MiniMeToggle<CR>",
+  "minime: hide or show the conversation float"
+)
+plug(
+  "nix",
+  "<Plug>(minime-permission)",
+  "<Cmd>MiniMePermission<CR>",
+  "minime: go to the oldest permission prompt waiting for an answer"
+)
 
 -- Keys are timed from the start: a permission prompt never takes focus right after one.
 require("minime.ui.last_key")
 
-local group = vim.api.nvim_create_augroup("minime", { clear = true })
+local group = api.nvim_create_augroup("minime", { clear = true })
 -- Typing `:MiniMe…` starts the host (and for :MiniMeAsk the agent) before <CR>: minime.warm.
-vim.api.nvim_create_autocmd("CmdlineChanged", {
+api.nvim_create_autocmd("CmdlineChanged", {
   group = group,
   pattern = ":",
   callback = function()
@@ -161,7 +115,7 @@ vim.api.nvim_create_autocmd("CmdlineChanged", {
     end
   end,
 })
-vim.api.nvim_create_autocmd("VimLeavePre", {
+api.nvim_create_autocmd("VimLeavePre", {
   group = group,
   callback = function()
     if package.loaded["minime.host"] then

@@ -307,6 +307,26 @@ def test_setup_loads_only_the_options_and_the_code_reads_them_when_it_loads() ->
         assert any("user tool" in n and "handler must be a function" in n for n in notes), notes
 
 
+def test_setup_without_options_loads_nothing_and_the_defaults_apply() -> None:
+    """Start-up budget (+1 ms, issue 34): setup() with no options has nothing to merge, so
+    not even minime.config loads (~0.15 ms at every start); it loads when first read, with the
+    defaults. A setup() with options after that takes them as usual."""
+    for opts in ("", "{}"):
+        with start(f"require('minime').setup({opts})") as nvim:
+            loaded = nvim.exec_lua(
+                "local l = {} for name in pairs(package.loaded) do"
+                " if name:match('^minime') then l[#l + 1] = name end end table.sort(l) return l"
+            )
+            assert loaded == ["minime", "minime.ui.last_key"], (opts, loaded)
+            # The options as they stand are the defaults (the harness's float layout aside).
+            same = "local c = require('minime.config') return c.options.permission.focus"
+            assert nvim.exec_lua(same) == "agent"
+            nvim.exec_lua("require('minime').setup({ window = { width = 33 } })")
+            assert nvim.exec_lua("return require('minime.config').options.window.width") == 33
+            nvim.exec_lua("require('minime').setup({})")  # loaded now: back to the defaults
+            assert nvim.exec_lua("return require('minime.config').options.window.width") is None
+
+
 # A turn float opened by one batch; its window and its width and border as drawn.
 TURN_BEGIN = (
     "require('minime.ui.turn').apply('/tmp/minime-h', {{kind = 'begin', prompt = 'p',"

@@ -122,3 +122,55 @@ def test_a_batch_waits_while_an_editor_tool_call_is_in_flight_and_for_quiet_afte
         assert len(sent) == 3
 
     asyncio.run(main())
+
+
+def test_a_burst_that_never_pauses_is_drawn_a_slice_at_a_time_in_order() -> None:
+    """Issue 34: calls back to back never leave the quiet a batch waits for, so the batch held
+    MAX_HOLD_SECONDS grew to ~130 calls' updates, and the call that came while Neovim drew
+    them waited 20-40 ms. Each batch drawn while the calls go on holds at most a slice (by
+    events and by bytes); every event arrives once, in order; a pause sends a slice a frame."""
+    from minime.nvim.render import MAX_HOLD_SECONDS, SLICE_BYTES, SLICE_EVENTS
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        sent: list[tuple[float, int, list[LuaEventDict]]] = []
+        r = Renderer(lambda key, batch: sent.append((loop.time(), r._calls, to_dicts(batch))))
+        pushed: list[str] = []
+        start = loop.time()
+        i = 0
+        while loop.time() - start < MAX_HOLD_SECONDS * 3.5:  # a call every ~2 ms, never quiet
+            r.tool_began()
+            for event in (
+                events.ToolCallShown(id=f"c{i}", title="t", status="pending"),
+                events.ToolResultShown(id=f"c{i}", status="completed", output="x" * 11_000),
+            ):
+                r.push("k", event)
+                pushed.append(f"{event.id}:{type(event).__name__}")
+            await asyncio.sleep(0.002)
+            r.tool_ended()
+            i += 1
+        during = [batch for _, calls, batch in sent]
+        assert len(during) >= 3, len(during)  # the float moved during the burst
+        for batch in during:
+            assert len(batch) <= SLICE_EVENTS
+            assert sum(len(e.get("output", "")) for e in batch) <= SLICE_BYTES + 11_000
+
+        # The calls pause: what is left goes a slice a frame, all of it, in order.
+        def order() -> list[str]:
+            return [f"{e['id']}:{TYPES[e['kind']]}" for _, _, batch in sent for e in batch]
+
+        deadline = loop.time() + 10
+        while len(order()) < len(pushed) and loop.time() < deadline:
+            await asyncio.sleep(FLUSH_SECONDS)
+        assert order() == pushed
+        assert max(len(batch) for _, _, batch in sent) <= SLICE_EVENTS
+
+    asyncio.run(main())
+
+
+LuaEventDict = dict[str, Any]
+TYPES = {"tool_call": "ToolCallShown", "tool_result": "ToolResultShown"}
+
+
+def to_dicts(batch: list[events.LuaEvent]) -> list[LuaEventDict]:
+    return msgspec.to_builtins(batch)

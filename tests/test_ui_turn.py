@@ -443,7 +443,7 @@ def test_odd_text_never_breaks(nvim):
         local buf = ...
         local l = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
         local has = function(s) return vim.tbl_contains(l, s) end
-        -- The long line comes in lines of at most 12000 bytes (see turn.lua), nothing lost.
+        -- The long line comes in lines of at most 12000 bytes (see text.lua), nothing lost.
         local xs = vim.tbl_filter(function(s) return s:match('^x+$') ~= nil end, l)
         local short = #xs > 1 and #vim.tbl_filter(function(s) return #s > 12000 end, xs) == 0
         return {
@@ -726,6 +726,48 @@ def test_past_max_lines_the_oldest_turns_leave_with_a_note(nvim):
     )
     assert closed == [row, row + 3]
     assert nvim.exec_lua("return require('minime.ui.turn').errors") == []
+
+
+# Whole-buffer reads of the fold regions (ui/turn/folds.lua's `regions`), counted.
+COUNT_REGION_READS = """
+_G.region_reads = 0
+local get = vim.api.nvim_buf_get_extmarks
+local ns = require('minime.ui.turn.buffer').ns_fold
+vim.api.nvim_buf_get_extmarks = function(buf, id, start, stop, opts)
+  if id == ns and start == 0 and stop == -1 then _G.region_reads = _G.region_reads + 1 end
+  return get(buf, id, start, stop, opts)
+end
+"""
+
+
+def test_a_batch_of_tool_lines_reads_no_other_tool_region_in_a_long_conversation(nvim):
+    """Issue 34: foldexpr answered row by row for 200 rows, then read every tool's region; the
+    count ran across edits, so a batch of 20 tool lines (~300 rows asked) read all the regions
+    of the conversation once or twice: its cost grew with the conversation (45% of a batch at
+    2,000 tools). Counted per edit, a batch reads only the rows it changed, and the folds are
+    right (the test below)."""
+    apply(nvim, begin())
+    for batch in range(10):
+        apply(
+            nvim,
+            *[
+                event
+                for i in range(20)
+                for event in (
+                    {"kind": "tool_call", "id": f"{batch}.{i}", "title": "t", "status": "pending"},
+                    {"kind": "tool_result", "id": f"{batch}.{i}", "output": "one\ntwo"},
+                )
+            ],
+        )
+    nvim.exec_lua(COUNT_REGION_READS)
+    calls = [f"last.{i}" for i in range(20)]
+    apply(nvim, *[{"kind": "tool_call", "id": c, "title": c, "status": "pending"} for c in calls])
+    apply(nvim, *[{"kind": "tool_result", "id": c, "output": "x\ny"} for c in calls])
+    assert nvim.exec_lua("return _G.region_reads") == 0
+    shown = lines(nvim)
+    row = shown.index("⚙ last.19 completed")
+    assert shown[row + 1 : row + 3] == ["    x", "    y"]
+    assert folds(nvim, get(nvim)["win"])[row : row + 3] == [(1, row + 1, row + 3)] * 3
 
 
 def test_folds_kept_up_edit_by_edit_are_each_tool_with_its_body(nvim):

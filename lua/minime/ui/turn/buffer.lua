@@ -24,6 +24,15 @@ local ns_fold, ns_hl = M.ns_fold, M.ns_hl
 ---@type table<integer, integer[]>
 M.fold_rows = {}
 local fold_rows = M.fold_rows
+--- Per buffer, foldexpr calls answered row by row since its last edit (minime.ui.turn.folds).
+---@type table<integer, integer>
+M.fold_asks = {}
+local fold_asks = M.fold_asks
+
+--- The buffer changed: foldexpr reads its regions again.
+local function edited(buf)
+  fold_rows[buf], fold_asks[buf] = nil, nil
+end
 
 --- The turn shown in each buffer (foldtext reads its regions).
 ---@type table<integer, minime.turn.Turn>
@@ -48,7 +57,7 @@ function M.append(t, s)
     return
   end
   local parts = split(s)
-  fold_rows[t.buf] = nil
+  edited(t.buf)
   api.nvim_buf_set_text(t.buf, t.row, t.col, t.row, t.col, parts)
   local n = #parts
   if n == 1 then
@@ -75,7 +84,7 @@ end
 --- from a stale mark put it off by lines, and every later append failed.
 ---@param t minime.turn.Turn
 function M.splice(t, srow, scol, erow, ecol, lines)
-  fold_rows[t.buf] = nil
+  edited(t.buf)
   api.nvim_buf_set_text(t.buf, srow, scol, erow, ecol, lines)
   M.sync_end(t)
 end
@@ -83,7 +92,7 @@ end
 --- Set an extmark in ns_fold (a region foldexpr reads).
 ---@return integer id
 function M.set_fold_mark(t, row, col, opts)
-  fold_rows[t.buf] = nil
+  edited(t.buf)
   opts.strict = false
   return api.nvim_buf_set_extmark(t.buf, ns_fold, row, col, opts)
 end
@@ -159,7 +168,8 @@ end
 --- Forget a buffer the turn no longer uses.
 ---@param buf integer
 function M.forget(buf)
-  M.by_buf[buf], fold_rows[buf] = nil, nil
+  M.by_buf[buf] = nil
+  edited(buf)
 end
 
 --- Put a fresh buffer in place of the conversation's (reset): Neovim 0.11 keeps a stopped

@@ -8,8 +8,12 @@ local M = {}
 -- it or to put the cursor on it: one wrapped 10 MB line froze it for 1-3 s per batch, and
 -- appending to one growing 160 KB line (/chunks 10000) cost 6 ms (cursor) + 6 ms (redraw) per
 -- batch by its end; for lines of 4,000 bytes, 0.9 + 0.5 ms. Shorter lines than LINE_SOFT are
--- never broken (a long JSON line an agent prints stays one line).
+-- never broken (a long JSON line an agent prints stays one line, and a code line stays code:
+-- at 2,000 the float's following the stream cost 1.1 ms a batch at most instead of 3.3, but a
+-- JSON answer of a few KB no longer read back whole; issue 34).
 local LINE_SOFT, LINE_HARD = 10000, 12000
+-- What a one-line summary (a tool's title, input and output lines) keeps: M.clip.
+local CLIP_BYTES = 12000
 
 --- What a stop reason says (in the done line, the footer, the notification).
 M.reasons = {
@@ -94,14 +98,14 @@ function M.break_long_lines(col, s)
   return table.concat(out)
 end
 
---- `s` cut to LINE_HARD bytes (at a character boundary) with "…": for one-line summaries.
+--- `s` cut to CLIP_BYTES bytes (at a character boundary) with "…": for one-line summaries.
 ---@param s string
 ---@return string
 function M.clip(s)
-  if #s <= LINE_HARD then
+  if #s <= CLIP_BYTES then
     return s
   end
-  local cut = LINE_HARD
+  local cut = CLIP_BYTES
   while cut > 0 and continuation(s:byte(cut + 1)) do
     cut = cut - 1
   end

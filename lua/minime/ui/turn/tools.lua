@@ -15,7 +15,9 @@ local str, present, clip = text.str, text.present, text.clip
 local M = {}
 
 -- Tool output beyond this many lines is cut (with a note): it is folded, but a megabyte of
--- output would still cost a redraw of every line when the fold is opened.
+-- output would still cost a redraw of every line when the fold is opened. The host sends a
+-- result's output cut to this already (nvim/render.py's SHOWN_LINES), with the count of the
+-- lines it left out.
 local MAX_OUTPUT_LINES = 2000
 local INDENT = "    "
 
@@ -68,9 +70,11 @@ local function input_lines(input)
 end
 
 --- Body lines for a tool's output, indented (no markdown block structure inside) and capped:
---- its diffs (unified, paths relative to the turn's cwd), then its text.
+--- its diffs (unified, paths relative to the turn's cwd), then its text, of which the host
+--- left out `more` lines.
+---@param more? integer
 ---@return string[]
-local function output_lines(output, diffs, cwd)
+local function output_lines(output, diffs, cwd, more)
   if type(output) == "table" then
     output = vim.islist(output) and table.concat(vim.tbl_map(str, output), "\n") or encode(output)
   end
@@ -87,12 +91,13 @@ local function output_lines(output, diffs, cwd)
   if src[#src] == "" then
     src[#src] = nil
   end
+  local total = #src + (tonumber(more) or 0)
   local lines = {}
   for i = 1, math.min(#src, MAX_OUTPUT_LINES) do
     lines[i] = INDENT .. clip(src[i]) -- one JSON line can be 500 KB
   end
-  if #src > MAX_OUTPUT_LINES then
-    lines[#lines + 1] = ("%s… %d more lines"):format(INDENT, #src - MAX_OUTPUT_LINES)
+  if total > MAX_OUTPUT_LINES then
+    lines[#lines + 1] = ("%s… %d more lines"):format(INDENT, total - MAX_OUTPUT_LINES)
   end
   return lines
 end
@@ -288,7 +293,7 @@ local function on_tool(t, ev, result)
     set_body(t, tool, "output", output_lines(nil, asked, t.cwd))
   elseif result and (output or diffs) then
     tool.diffs = tool.diffs or diffs ~= nil
-    set_body(t, tool, "output", output_lines(ev.output, diffs, t.cwd))
+    set_body(t, tool, "output", output_lines(ev.output, diffs, t.cwd, ev.more_lines))
   end
 end
 

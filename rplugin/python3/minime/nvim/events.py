@@ -72,6 +72,7 @@ class ToolResultShown(LuaEvent, tag="tool_result"):
     id: str
     status: str | None = None
     output: str = ""
+    more_lines: int = 0  # lines of the output left out: past what the float shows (render.py)
     diffs: list[Any] | None = None
     locations: list[Any] | None = None
 

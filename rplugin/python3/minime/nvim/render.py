@@ -24,8 +24,23 @@ FLUSH_SECONDS = 0.016
 # but never longer than MAX_HOLD_SECONDS: in a burst of calls the float still moves.
 QUIET_SECONDS = 0.008
 MAX_HOLD_SECONDS = 0.2
+# What one batch may hold (events, and bytes of text, output and diffs). In a burst of calls
+# that never pauses the batch held MAX_HOLD_SECONDS grew to ~130 calls' updates at 100
+# buffers, and the call that came while Neovim drew them waited 20-40 ms (issue 34). Now the
+# float moves by a slice at a time: during a burst a slice per MAX_HOLD_SECONDS, else a slice
+# a frame (FLUSH_SECONDS) until nothing is left.
+SLICE_EVENTS = 12
+SLICE_BYTES = 32 * 1024
 
 _TOOL_EVENTS = (events.ToolCallShown, events.ToolResultShown)
+
+# What the float shows of a tool's output: its first SHOWN_LINES lines, each clipped past
+# SHOWN_LINE_BYTES bytes (lua/minime/ui/turn/tools.lua's MAX_OUTPUT_LINES, text.lua's
+# CLIP_BYTES). A result is cut to that here: an agent file's maxOutput may let 400,000
+# characters through in each completed update, and every byte sent would cross msgpack and be
+# split in Lua on the main loop that answers the next tool call.
+SHOWN_LINES = 2000
+SHOWN_LINE_BYTES = 12000
 
 _CHUNKS: dict[str, type[events.Text | events.Thinking | events.User]] = {
     "text": events.Text,
@@ -63,10 +78,12 @@ def _to_lua(event: Event) -> LuaEvent:
             locations=_locations(call.locations),
         )
     if event.kind == "tool_result" and event.call is not None:
+        output, more = shown_output(event.output or "")
         return events.ToolResultShown(
             id=clean(event.call.id),
             status=_text_or_none(event.status),
-            output=clean(event.output or ""),
+            output=clean(output),
+            more_lines=more,
             diffs=_diffs(event.call.content),
             locations=_locations(event.call.locations),
         )
@@ -84,6 +101,21 @@ def _to_lua(event: Event) -> LuaEvent:
             stop_reason=_text_or_none(event.stop_reason), usage=clean_all(event.usage, 1)
         )
     return events.Notice(clean(f"(unknown event {event.kind})"))
+
+
+def shown_output(output: str) -> tuple[str, int]:
+    """The part of a tool's output the float can show, and how many lines were left out (as
+    Lua counts them: a last empty line is none). A line past SHOWN_LINE_BYTES characters keeps
+    one more than that: Lua still clips it with "…", at a character boundary."""
+    if len(output) <= SHOWN_LINE_BYTES:
+        return output, 0
+    lines = output.split("\n", SHOWN_LINES)
+    rest = lines.pop() if len(lines) > SHOWN_LINES else ""
+    limit = SHOWN_LINE_BYTES + 1
+    if not rest and all(len(line) <= limit for line in lines):
+        return output, 0
+    more = rest.count("\n") + (0 if not rest or rest.endswith("\n") else 1)
+    return "\n".join(line if len(line) <= limit else line[:limit] for line in lines), more
 
 
 def _diffs(content: list[Any]) -> list[dict[str, str]] | None:
@@ -131,6 +163,24 @@ def _text_or_none(value: str | None) -> str | None:
     return None if value is None else clean(value)
 
 
+def _bytes(event: LuaEvent) -> int:
+    """What an event makes Lua draw, roughly: its text, output and diffs."""
+    size = len(getattr(event, "text", "") or "") + len(getattr(event, "output", "") or "")
+    for diff in getattr(event, "diffs", None) or ():
+        size += len(diff.get("oldText", "")) + len(diff.get("newText", ""))
+    return size
+
+
+def _slice_end(batch: list[LuaEvent]) -> int:
+    """How many events of ``batch``, from its start, make one slice (at least one)."""
+    size = 0
+    for i, event in enumerate(batch):
+        size += _bytes(event)
+        if i + 1 >= SLICE_EVENTS or size >= SLICE_BYTES:
+            return i + 1
+    return len(batch)
+
+
 class Renderer:
     """Queues events per key (the cwd) on the ACP loop; one Lua call per key per flush.
 
@@ -143,7 +193,9 @@ class Renderer:
 
     Around editor tool calls (``tool_began`` / ``tool_ended``) and tool events, a batch waits
     for a quiet moment (see QUIET_SECONDS): the answer to the agent never queues behind the
-    drawing of the updates around it. ``flush()`` called from outside sends at once.
+    drawing of the updates around it. A timed send is one slice (SLICE_EVENTS, SLICE_BYTES):
+    no batch drawn holds Neovim's main loop for long. ``flush()`` called from outside sends
+    everything at once.
     """
 
     def __init__(self, send: Callable[[str, list[LuaEvent]], None]) -> None:
@@ -197,13 +249,19 @@ class Renderer:
         wait = 0.0 if ends_turn else self._last_flush + FLUSH_SECONDS - loop.time()
         self._soon = wait <= 0 and ends_turn
         if wait <= 0:
-            self._handle = loop.call_soon(self.flush if ends_turn else self._on_time)
+            self._handle = loop.call_soon(self._ended if ends_turn else self._on_time)
         else:
             self._handle = loop.call_later(wait, self._on_time)
 
+    def _ended(self) -> None:
+        """A turn ended: its end goes now, not held (after the slices before it, if any)."""
+        self._soon = False
+        self._send_slices()
+        self._next_slice()
+
     def _on_time(self) -> None:
-        """The batch's time came: sent, unless a tool call is in flight or just ended (then it
-        waits for quiet, at most MAX_HOLD_SECONDS)."""
+        """The batch's time came: a slice of it sent, unless a tool call is in flight or just
+        ended (then it waits for quiet, at most MAX_HOLD_SECONDS)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         quiet_at = self._tool_activity + QUIET_SECONDS
@@ -215,7 +273,33 @@ class Renderer:
                 wait = QUIET_SECONDS if self._calls else quiet_at - now
                 self._handle = loop.call_later(min(wait, deadline - now), self._on_time)
                 return
-        self.flush()
+        self._send_slices()
+        self._next_slice()
+
+    def _next_slice(self) -> None:
+        """What is left goes a frame later, held again while tool calls go on."""
+        if not self._pending:
+            return
+        loop = asyncio.get_running_loop()
+        busy = self._calls or loop.time() < self._tool_activity + QUIET_SECONDS
+        self._held_since = loop.time() if busy else None
+        self._handle = loop.call_later(FLUSH_SECONDS, self._on_time)
+
+    def _send_slices(self) -> None:
+        """The first slice of each key's batch now; the rest stays pending, in order."""
+        self._handle = None
+        self._held_since = None
+        self._last_flush = asyncio.get_running_loop().time()
+        for key in list(self._pending):
+            batch = self._pending[key]
+            end = _slice_end(batch)
+            if end >= len(batch) and key in self._parts:
+                self._join(key, batch)
+            self._send(key, batch[:end])
+            if end >= len(batch):
+                del self._pending[key]
+            else:
+                del batch[:end]
 
     def _join(self, key: str, batch: list[LuaEvent]) -> None:
         batch[-1].text = "".join(self._parts.pop(key))  # type: ignore[attr-defined]
