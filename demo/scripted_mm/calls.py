@@ -60,6 +60,10 @@ class ToolCalls:
             },
         )
 
+    def never_asks(self, turn: Turn) -> bool:
+        """Whether the session's mode allows every call without asking (the demo's ``yolo``)."""
+        return False
+
     def count(self, turn: Turn, name: str, args: Any, read: str) -> None:
         """The loop detector: the same call with the same answer, again and again."""
         key = (name, json.dumps(args, sort_keys=True, default=str), read)
@@ -73,6 +77,8 @@ class ToolCalls:
         session = turn.session
         if key in session.remembered:
             return session.remembered[key]
+        if self.never_asks(turn):
+            return True
         params = {"sessionId": session.id, "toolCall": call, "options": PERMISSION_OPTIONS}
         try:
             answer = await self.wire.request("session/request_permission", params)
