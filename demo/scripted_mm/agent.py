@@ -154,7 +154,7 @@ class ScriptedMM(ToolCalls):
         value = self.client_capabilities.get(capability)
         if detail is not None:
             value = value.get(detail) if isinstance(value, dict) else None
-        return bool(value)
+        return value is not None and value is not False  # `"form": {}` is advertised
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}

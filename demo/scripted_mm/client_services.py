@@ -8,7 +8,8 @@
                                 ``ask_user -> <answer>``. The form's shape is the demo's (mm's
                                 spec does not give it).
 ``/run CMD``                    CMD run by the client in its terminal (``terminal/create`` with
-                                ``sh -c CMD``, ``wait_for_exit``, ``output``, ``release``), after
+                                ``sh -c CMD``, ``wait_for_exit``, ``output``; kept for
+                                :MiniMeTerminal, not released), after
                                 a permission request; its output is the call's result. Not mm's
                                 (mm needs no client terminal): claude-agent-acp's and codex's way.
 ==============================  ================================================================
@@ -119,7 +120,7 @@ async def run(mm: ScriptedMM, turn: Turn, rest: str) -> None:
         await mm.update(sid, {"sessionUpdate": "tool_call_update", **running})
         status = await mm.wire.request("terminal/wait_for_exit", terminal)
         output = await mm.wire.request("terminal/output", terminal)
-        await mm.wire.request("terminal/release", terminal)
+        # Not released: :MiniMeTerminal shows it until the session ends (the client ends it).
     except (wire.RpcError, KeyError, TypeError) as exc:
         await mm.report_end(turn, call_id, f"[terminal failed: {exc}]", True)
         await mm.say(turn, f"run -> [terminal failed: {exc}]")
