@@ -72,8 +72,8 @@ function M.reject(h, done)
     if not ok then
       return say("cannot delete " .. rel .. ": " .. tostring(err), vim.log.levels.WARN)
     end
-    if buf then
-      pcall(api.nvim_buf_delete, buf, { force = true }) -- unmodified: M.changed said so
+    if buf then -- unmodified (M.changed said so); its windows stay, showing another buffer
+      require("minime.ui.window").delete_buffer(buf)
     end
     say("deleted " .. rel)
     done()

@@ -37,6 +37,9 @@ function M.say(text, level)
     table.remove(M.history, 1)
   end
   if #vim.api.nvim_list_uis() > 0 then
+    -- Right after a prompt (vim.ui.select's inputlist: :MiniMeReject's "Delete …?") the
+    -- message would scroll below it into a hit-enter prompt: the screen is redrawn first.
+    pcall(vim.cmd.redraw)
     -- v:echospace: the columns a message has without scrolling (showcmd, ruler excluded).
     text = M.fit(text, math.max(vim.v.echospace, 20))
   end

@@ -174,6 +174,7 @@ function M.renew(t)
   -- in another page's only window would close that page); any other window of it closes.
   for _, win in ipairs(vim.fn.win_findbuf(old)) do
     if win == shown or api.nvim_win_get_config(win).relative == "" then
+      vim.wo[win].winfixbuf = false -- the conversation's own window ('winfixbuf': float.lua)
       api.nvim_win_set_buf(win, t.buf)
       float.adopt(t, win)
     end

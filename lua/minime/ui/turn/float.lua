@@ -26,6 +26,8 @@ local win_options = {
   foldexpr = "v:lua.require'minime.ui.turn'.foldexpr()",
   foldtext = "v:lua.require'minime.ui.turn'.foldtext()",
   fillchars = "eob: ,fold: ",
+  -- A file never opens in the conversation's window (:cc, :edit go to a code window, or fail).
+  winfixbuf = true,
 }
 
 --- Whether the float or panel shows `layout`'s way ("split" for the panel).

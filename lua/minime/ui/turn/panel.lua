@@ -138,6 +138,7 @@ function M.close(win)
     window.close(win)
   else
     pcall(api.nvim_win_call, win, function()
+      vim.wo.winfixbuf = false
       vim.cmd("enew")
     end)
   end

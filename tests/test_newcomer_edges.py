@@ -1,0 +1,131 @@
+"""The rough edges a newcomer met in the first ten minutes (issue 32), each as the user sees it:
+a real Neovim with a UI attached (the test's pynvim session, 80x24 unless said), the plugin,
+the fake mm; what is on screen, which window holds what, whether a prompt waits."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from nvim_harness import wait_for
+from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
+from screen_grid import Screen
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def git_repo(path: Path) -> None:
+    git(path, "init", "-q")
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    (path / ".gitignore").write_text("trace.jsonl\nagent.yaml\n")  # the fake mm's files
+    (path / "a.txt").write_text("a1\na2\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "a")
+
+
+@contextlib.contextmanager
+def ui_editor(tmp_path: Path, size: tuple[int, int] = (80, 24), **opts: Any) -> Iterator[Editor]:
+    """An editor set up with ``opts`` (the split panel unless said), a UI of ``size`` attached."""
+    opts = {
+        "mm": FAKE_MM_BIN,
+        "config": agent_file(tmp_path),
+        "window": {"layout": "split"},
+        "permission": {"key_delay": 0},
+        **opts,
+    }
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        ed.nvim.api.ui_attach(size[0], size[1], {"ext_linegrid": True})
+        yield ed
+
+
+def prompt_waits(ed: Editor) -> bool:
+    """A hit-enter prompt (or any prompt) holds the editor."""
+    mode = ed.nvim.api.get_mode()
+    return mode["mode"] in ("r", "rm") or bool(mode["blocking"])
+
+
+def windows(ed: Editor) -> dict[int, str]:
+    """The tab page's normal windows and the tail of the name of what each shows."""
+    return ed.lua(
+        "local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+        " if vim.api.nvim_win_get_config(w).relative == '' then"
+        " out[tostring(w)] = vim.fn.fnamemodify(vim.api.nvim_buf_get_name("
+        "vim.api.nvim_win_get_buf(w)), ':t') end end return out"
+    )
+
+
+def panel_win(ed: Editor) -> int:
+    return wait_for(
+        lambda: ed.lua("local _, w = require('minime.ui.turn').shown() return w"),
+        20,
+        message="the panel",
+    )
+
+
+def answer_permissions(ed: Editor, count: int) -> None:
+    win = None
+    for _ in range(count):
+        win = ed.permission_win(other_than=win)
+        ed.press(win, "1")
+
+
+# -- N1: :MiniMeReject → "Delete" on a created file ---------------------------------------------
+
+
+def test_rejecting_a_created_file_keeps_the_code_window_and_no_prompt_waits(
+    tmp_path: Path,
+) -> None:
+    git_repo(tmp_path)
+    with ui_editor(tmp_path) as ed:
+        ed.nvim.command("edit a.txt")
+        code = ed.lua("return vim.api.nvim_get_current_win()")
+        count = len(ed.done()) + 1
+        ed.ask("/shell-write made.txt hello")
+        snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
+        wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
+        answer_permissions(ed, 1)
+        ed.wait_done(count)
+        panel = panel_win(ed)
+        ed.lua("vim.api.nvim_set_current_win(...)", code)
+        ed.nvim.command("MiniMeReview")
+        wait_for(lambda: windows(ed).get(str(code)) == "made.txt", 20, message="made.txt shown")
+        # The real vim.ui.select (inputlist): "1" picks "Delete made.txt".
+        ed.nvim.input(":MiniMeReject<CR>")
+        wait_for(lambda: ed.nvim.api.get_mode()["mode"] == "c", 10, message="the confirmation")
+        ed.nvim.input("1<CR>")
+        wait_for(lambda: not (tmp_path / "made.txt").exists(), 10, message="made.txt deleted")
+        wait_for(lambda: not prompt_waits(ed), 5, message="no Press ENTER after the choice")
+        shown = windows(ed)
+        assert shown.get(str(code)) == "a.txt", shown  # the code window stays, on a.txt
+        assert str(panel) in shown, shown
+        # :cc from the panel opens the file in a code window, never in the panel.
+        ed.lua("vim.fn.setqflist({ { filename = 'a.txt', lnum = 2 } })")
+        ed.lua("vim.api.nvim_set_current_win(...)", panel)
+        ed.nvim.command("cc 1")
+        shown = windows(ed)
+        assert shown[str(panel)] != "a.txt", shown
+        assert ed.lua("return vim.api.nvim_get_current_win()") == code
+        assert shown[str(code)] == "a.txt"
+
+
+# -- N8: the demo's banner at 80x24 ---------------------------------------------------------------
+
+
+def test_the_demos_banner_at_80x24_is_no_hit_enter_prompt() -> None:
+    from nvim_harness import REPO, start
+
+    with start("", env={"MM_BIN": "", "PATH": "/usr/bin:/bin"}) as nvim:
+        screen = Screen.attach(nvim, 80, 24)
+        nvim.exec_lua(f"dofile([==[{REPO}/demo/init.lua]==])")
+        screen.showing("minime demo:")
+        shown, mode = screen.text(), nvim.api.get_mode()
+        if mode["blocking"]:
+            nvim.input("<CR>")  # leave the prompt, so that the editor can quit
+        assert "Press ENTER" not in shown and not mode["blocking"], shown
+        assert "/tour" in shown
