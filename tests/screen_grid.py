@@ -114,6 +114,7 @@ class Screen:
     def wait(self, predicate: Callable[[Screen], bool], timeout: float = 20.0) -> None:
         """Apply redraws until one ends in a flush that leaves a screen ``predicate`` accepts;
         the screen is checked at once too (it may be there already)."""
+        self.drain()
         if self.flushes and predicate(self):
             return
         nvim = self.nvim
@@ -134,6 +135,18 @@ class Screen:
             timer.cancel()
         if not met:
             raise AssertionError(f"timed out after {timeout}s; the screen:\n{self.text()}")
+
+    def drain(self) -> None:
+        """Apply every redraw Neovim sent before the last answer the test read: after a
+        synchronous call (``nvim.command("redraw!")``), the screen as that call left it."""
+        nvim = self.nvim
+
+        def on_notification(name: str, args: list[Any]) -> None:
+            if name == "redraw":
+                self.apply(args)
+
+        nvim.loop.call_soon(nvim.stop_loop)  # once the pending messages are handled
+        nvim.run_loop(lambda name, args: None, on_notification)
 
     def showing(self, needle: str, timeout: float = 20.0) -> None:
         """Wait until ``needle`` is on screen."""
