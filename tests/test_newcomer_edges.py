@@ -40,8 +40,7 @@ def ui_editor(tmp_path: Path, size: tuple[int, int] = (80, 24), **opts: Any) -> 
         **opts,
     }
     with editor_with(tmp_path, opts, timeout=30.0) as ed:
-        ed.nvim.api.ui_attach(size[0], size[1], {"ext_linegrid": True})
-        yield ed
+        yield ed, Screen.attach(ed.nvim, *size)
 
 
 def prompt_waits(ed: Editor) -> bool:
@@ -82,7 +81,7 @@ def test_rejecting_a_created_file_keeps_the_code_window_and_no_prompt_waits(
     tmp_path: Path,
 ) -> None:
     git_repo(tmp_path)
-    with ui_editor(tmp_path) as ed:
+    with ui_editor(tmp_path) as (ed, _):
         ed.nvim.command("edit a.txt")
         code = ed.lua("return vim.api.nvim_get_current_win()")
         count = len(ed.done()) + 1
@@ -129,3 +128,19 @@ def test_the_demos_banner_at_80x24_is_no_hit_enter_prompt() -> None:
             nvim.input("<CR>")  # leave the prompt, so that the editor can quit
         assert "Press ENTER" not in shown and not mode["blocking"], shown
         assert "/tour" in shown
+
+
+# -- N3: a queued ask is seen --------------------------------------------------------------------
+
+
+def test_the_queued_asks_are_on_screen_under_a_long_running_turn(tmp_path: Path) -> None:
+    with ui_editor(tmp_path) as (ed, screen):
+        lines = "\n".join(f"/say line {i}" for i in range(40))
+        ed.ask(f"{lines}\n/locate-wait go.txt a.txt")
+        screen.showing("line 39")
+        ed.ask("then fix it")
+        ed.ask("/review now")
+        screen.showing("⧗ queued 2: /review now")
+        assert "⧗ queued 1: then fix it" in screen.text()
+        (tmp_path / "go.txt").write_text("")
+        ed.wait_done(3)

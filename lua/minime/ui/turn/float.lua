@@ -133,11 +133,18 @@ function M.config(t)
   return center and window.centered(opts) or window.side(opts)
 end
 
---- Put the cursor on the last line.
+--- Put the cursor on the last line; the asks queued under it (virtual lines below the last
+--- line, minime.ui.turn.queued) are scrolled into view too, which the cursor alone never does.
 ---@param t minime.turn.Turn
 function M.follow(t)
   local last = api.nvim_buf_line_count(api.nvim_win_get_buf(t.win))
-  api.nvim_win_set_cursor(t.win, { math.min(t.row + 1, last), 0 })
+  local row = math.min(t.row + 1, last)
+  api.nvim_win_set_cursor(t.win, { row, 0 })
+  if row == last and t.queued and #t.queued > 0 then
+    api.nvim_win_call(t.win, function()
+      vim.cmd("normal! zb")
+    end)
+  end
 end
 
 --- Whether the end of the text is in view: then the float follows the stream (the cursor can
