@@ -144,3 +144,53 @@ def test_the_queued_asks_are_on_screen_under_a_long_running_turn(tmp_path: Path)
         assert "⧗ queued 1: then fix it" in screen.text()
         (tmp_path / "go.txt").write_text("")
         ed.wait_done(3)
+
+
+# -- N6/N14: the panel keeps the user's layout and its chosen width --------------------------------
+
+WIDTHS = """
+return vim.tbl_map(function(w) return vim.api.nvim_win_get_width(w) end,
+  vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative == '' end,
+    vim.api.nvim_tabpage_list_wins(0)))
+"""
+
+
+def test_toggling_the_panel_keeps_the_code_columns_and_the_width_the_user_gave_it(
+    tmp_path: Path,
+) -> None:
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), "window": {"layout": "split"}}
+    with editor_with(tmp_path, opts, "vim.o.columns = 160", timeout=30.0) as ed:
+        ed.nvim.command("vsplit")
+        assert ed.lua(WIDTHS) == [80, 79]
+        ed.turn("/say hi")
+        left, right, panel = ed.lua(WIDTHS)
+        assert panel == 64 and abs(left - right) <= 1, (left, right, panel)  # was 80|14
+        ed.nvim.command("MiniMeToggle")
+        assert ed.lua(WIDTHS) == [80, 79], "hidden: the columns as they were"
+        ed.nvim.command("MiniMeToggle")
+        ed.lua("local _, w = require('minime.ui.turn').shown() vim.api.nvim_win_set_width(w, 80)")
+        ed.nvim.command("MiniMeToggle")
+        ed.nvim.command("MiniMeToggle")
+        left, right, panel = ed.lua(WIDTHS)
+        assert panel == 80 and abs(left - right) <= 1, (left, right, panel)
+
+
+# -- N7: the @ completion menu at the screen's right edge ----------------------------------------
+
+
+def test_the_mention_menu_fits_the_screen_each_entry_readable(tmp_path: Path) -> None:
+    names = ["agent_pool.py", "session_modes.py", "session_reopen.py", "terminal_view.py"]
+    for name in names:
+        path = tmp_path / "rplugin/python3/minime/nvim" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    with ui_editor(tmp_path) as (ed, screen):
+        ed.turn("/say hi")
+        ed.nvim.command("MiniMeAsk")
+        screen.showing("<CR> send")
+        ed.nvim.input("look at @rplu<C-x><C-o>")
+        screen.showing("match 1 of 8")
+        menu = screen.rows()
+        for name in names:  # each entry ends with its own name (at main all read rplugin/python…)
+            assert any(name in row for row in menu), (name, screen.text())
+        assert all(len(row) <= 80 for row in screen.rows())
