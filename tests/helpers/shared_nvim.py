@@ -59,7 +59,7 @@ return { pids = vim.tbl_keys(host.agents), notes = #_G.notes }
 
 STOPPED = """
 for i = ... + 1, #_G.notes do
-  if _G.notes[i].msg == 'minime: agent stopped' then return true end
+  if vim.startswith(_G.notes[i].msg, 'minime: agent stopped') then return true end
 end
 return false
 """

@@ -44,7 +44,8 @@ end
 
 --- Put the baseline back: remove a created file (once the user confirms), write a deleted one.
 ---@param h minime.review.Hunk
----@param done fun() called once it is done (not when the user keeps the file)
+---@param done fun(said: string) called once it is done (not when the user keeps the file),
+--- with what it did in words
 function M.reject(h, done)
   local rel = vim.fn.fnamemodify(h.path, ":~:.")
   if h.kind == "deleted" then
@@ -57,8 +58,7 @@ function M.reject(h, done)
     if not ok then
       return say("cannot restore " .. rel .. ": " .. tostring(err), vim.log.levels.WARN)
     end
-    say("restored " .. rel)
-    return done()
+    return done("restored " .. rel)
   end
   vim.ui.select({ "Delete " .. rel, "Keep it" }, {
     prompt = ("Delete %s, which the agent created?"):format(rel),
@@ -75,8 +75,7 @@ function M.reject(h, done)
     if buf then -- unmodified (M.changed said so); its windows stay, showing another buffer
       require("minime.ui.window").delete_buffer(buf)
     end
-    say("deleted " .. rel)
-    done()
+    done("deleted " .. rel)
   end)
 end
 

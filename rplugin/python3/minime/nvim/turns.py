@@ -66,7 +66,10 @@ class Turns:
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
             self._bridge.rpc("ask_accepted", cwd, ask.ask_id)
-        label = clean(ask.label or ask.agent or "")
+        # The agent of the session this ask continues (a setup() since names the next one).
+        running = place.session
+        named = self._pool.agent_of(running.session_id)[1] if running is not None else ""
+        label = clean(named or ask.label or ask.agent or "")
         self._conversation.render(cwd, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
         place.stopped = False
         waiting = place.begin_waiting()
@@ -87,15 +90,18 @@ class Turns:
             return
         text = ask.context or ask.prompt
         prompt: str | list[dict[str, Any]] = text
+        shown = [ask.lines_from] if ask.lines_from else []
+        note = None
         if ask.mentions:
             built = prompt_blocks(text, ask.mentions, session.client.agent_capabilities)
-            if note := built.message():
-                self._bridge.notify(note, "warn")
-            if built.shown:
-                self._conversation.render(
-                    cwd, events.Attached(names=[clean(n) for n in built.shown])
-                )
-            prompt = built.blocks
+            shown += built.shown
+            prompt, note = built.blocks, built.message()
+        if shown:
+            self._conversation.render(cwd, events.Attached(names=[clean(n) for n in shown]))
+        if note:
+            self._bridge.notify(note, "warn")
+            # Under the prompt too: the next message would overwrite this one.
+            self._conversation.render(cwd, events.Notice(clean(note.removeprefix("minime: "))))
         # No await from here to the turn: the session is busy before another ask can look.
         await self._run_turn(session, place, prompt)
 
@@ -201,14 +207,17 @@ class Turns:
         self._bridge.notify(f"minime: new conversation for {cwd}", "info")
 
     async def stop(self, stop: ops.Stop) -> None:
-        for cwd in self._queue.cwds():  # never sent: a stop starts no new agent
-            self._queue.drop_shown(cwd)
+        # Never sent: a stop starts no new agent.
+        dropped = sum(self._queue.drop_shown(cwd) for cwd in list(self._queue.cwds()))
         places = list(self._workspaces)
+        ended = 0
         for place in places:
             if place.busy:
                 place.stopped = True
+                ended += 1
             # An ask whose agent still starts: ended now.
             if place.waiting is not None and place.waiting.end("stopped"):
+                ended += 1
                 self._conversation.render(
                     place.cwd, events.Done(stop_reason="stopped", cwd=place.cwd)
                 )
@@ -219,4 +228,15 @@ class Turns:
                 self._modes.publish(place.cwd, None)
         await self._pool.close_all()
         if not stop.quiet:
-            self._bridge.notify("minime: agent stopped", "info")
+            self._bridge.notify(stopped_text(ended, dropped), "info")
+
+
+def stopped_text(ended: int, dropped: int) -> str:
+    """:MiniMeStop's one line: what it ended, and the queued asks it dropped."""
+    said = []
+    if ended:
+        said.append(f"{ended} turn{'s' if ended > 1 else ''} ended")
+    if dropped:
+        asks = f"{dropped} queued asks" if dropped > 1 else "1 queued ask"
+        said.append(f"{asks} dropped (the text is the next input's draft)")
+    return "minime: agent stopped" + ("; " + ", ".join(said) if said else "")
