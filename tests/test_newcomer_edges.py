@@ -29,8 +29,21 @@ def git_repo(path: Path) -> None:
     git(path, "commit", "-qm", "a")
 
 
+# Messages shown on the command line too, as Neovim's own vim.notify shows them (the harness's
+# only records them).
+SHOWN_NOTES = """
+local record = vim.notify
+vim.notify = function(msg, level, o)
+  record(msg, level, o)
+  vim.api.nvim_echo({ { msg } }, true, {})
+end
+"""
+
+
 @contextlib.contextmanager
-def ui_editor(tmp_path: Path, size: tuple[int, int] = (80, 24), **opts: Any) -> Iterator[Editor]:
+def ui_editor(
+    tmp_path: Path, size: tuple[int, int] = (80, 24), **opts: Any
+) -> Iterator[tuple[Editor, Screen]]:
     """An editor set up with ``opts`` (the split panel unless said), a UI of ``size`` attached."""
     opts = {
         "mm": FAKE_MM_BIN,
@@ -39,7 +52,7 @@ def ui_editor(tmp_path: Path, size: tuple[int, int] = (80, 24), **opts: Any) -> 
         "permission": {"key_delay": 0},
         **opts,
     }
-    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+    with editor_with(tmp_path, opts, SHOWN_NOTES, timeout=30.0) as ed:
         yield ed, Screen.attach(ed.nvim, *size)
 
 
@@ -194,3 +207,139 @@ def test_the_mention_menu_fits_the_screen_each_entry_readable(tmp_path: Path) ->
         for name in names:  # each entry ends with its own name (at main all read rplugin/python…)
             assert any(name in row for row in menu), (name, screen.text())
         assert all(len(row) <= 80 for row in screen.rows())
+
+
+# -- N9: accept, reject and :MiniMeStop say what they did, in one line ---------------------------
+
+
+def test_accept_reject_and_stop_each_say_what_they_did(tmp_path: Path) -> None:
+    git_repo(tmp_path)
+    (tmp_path / "b.txt").write_text("l1\nl2\nl3\nl4\nl5\nl6\n")
+    git(tmp_path, "add", "b.txt")
+    git(tmp_path, "commit", "-qm", "b")
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        count = len(ed.done()) + 1
+        ed.ask("/shell-write b.txt l1\\nl2\\nX3\\nl4\\nl5\\nX6")
+        snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
+        wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
+        answer_permissions(ed, 1)
+        ed.wait_done(count)
+        ed.nvim.command("MiniMeReview")
+        wait_for(lambda: ed.lua("return vim.fn.line('.')") == 3, 20, message="the first hunk")
+        ed.nvim.command("MiniMeAccept")
+        assert ed.notes()[-1] == "minime: kept the hunk at b.txt:3 (1 left to review)"
+        ed.nvim.command("cfirst")
+        ed.nvim.command("MiniMeReject")
+        said = "minime: reverted the hunk at b.txt:6 and saved (nothing left to review)"
+        assert ed.notes()[-1] == said
+        assert (tmp_path / "b.txt").read_text() == "l1\nl2\nX3\nl4\nl5\nl6\n"
+
+        ed.ask("/locate-wait go.txt b.txt")
+        ed.wait_text("Read b.txt")
+        ed.ask("then this")
+        ed.ask("and that")
+        queued = "return #require('minime.ui.turn').get(...).queued"
+        wait_for(lambda: ed.lua(queued, ed.cwd) == 2, 20, message="two asks queued")
+        ed.nvim.command("MiniMeStop")
+        ed.wait_note("minime: agent stopped;")
+        assert ed.notes()[-1] == (
+            "minime: agent stopped; 1 turn ended, 2 queued asks dropped"
+            " (the text is the next input's draft)"
+        )
+
+
+# -- N10/N11: what went along with the prompt is shown under it ------------------------------------
+
+
+def test_range_lines_and_a_refused_mention_are_shown_under_the_prompt(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        ed.nvim.command("edit README.md")
+        ed.nvim.command("10,14MiniMeAsk /say seen")
+        ed.wait_done(1)
+        lines = [x for x in ed.turn_lines() if x and not x.startswith("ℹ starting")]
+        assert lines[:3] == ["> /say seen", "📎 README.md:10-14", "seen"], lines
+        ed.nvim.command("MiniMeAsk /say look at @../outside.txt")
+        ed.wait_done(2)
+        text = ed.turn_text()
+        assert "ℹ not attached: @../outside.txt: " in text, text
+
+
+# -- N12: a question waits like a permission, and leaves a line ---------------------------------
+
+
+def test_a_question_is_said_in_the_statusline_and_leaves_a_line(tmp_path: Path) -> None:
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), "window": {"layout": "split"}}
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        ed.ask("/question")
+        win = wait_for(lambda: ed.lua("return require('minime.ui.elicitation').win()"), 20)
+        wait_for(
+            lambda: (
+                "question asked (:MiniMePermission)"
+                in ed.lua("return require('minime').statusline()")
+            ),
+            10,
+            message="the statusline",
+        )
+        title = "local _, w = require('minime.ui.turn').shown() return vim.wo[w].winbar"
+        wait_for(lambda: "waiting for your answer" in ed.lua(title), 10, message="the title")
+        wait_for(lambda: ed.lua("return require('minime.ui.elicitation').live()"), 10)
+        ed.press(win, "2")
+        ed.wait_done(1)
+        assert (
+            "ℹ question: Which greeting should the demo use from now on? — you answered: Bonjour"
+            in ed.turn_lines()
+        ), ed.turn_text()
+        assert "question" not in ed.lua("return require('minime').statusline()")
+
+
+# -- N4: the title names the agent of the session it shows ----------------------------------------
+
+
+def test_the_title_names_the_agent_the_session_runs_on_after_a_new_setup(tmp_path: Path) -> None:
+    import sys
+
+    from nvim_harness import REPO
+
+    cmd = [sys.executable, str(REPO / "tests" / "fake_mm.py"), "-acp", "-config"]
+    config = agent_file(tmp_path)
+    first = {
+        "agent": {"cmd": [*cmd, config], "label": "first-agent"},
+        "window": {"layout": "split"},
+    }
+    with editor_with(tmp_path, first, timeout=30.0) as ed:
+        title = "local _, w = require('minime.ui.turn').shown() return vim.wo[w].winbar"
+        ed.turn("/say one")
+        assert "first-agent" in ed.lua(title)
+        ed.lua(
+            "require('minime').setup({ agent = { cmd = ..., label = 'second-agent' },"
+            " window = { layout = 'split' } })",
+            [*cmd, config],
+        )
+        ed.turn("/say two")  # the cwd's session goes on, on the first agent
+        assert "first-agent" in ed.lua(title) and "second-agent" not in ed.lua(title)
+
+
+# -- N17: the "permission asked" message goes once answered; :MiniMeLog at its end ----------------
+
+
+def test_the_permission_asked_message_goes_once_it_is_answered(tmp_path: Path) -> None:
+    with ui_editor(tmp_path) as (ed, screen):
+        ed.ask("/bash ls")
+        screen.showing("permission asked: bash: ls")
+        ed.nvim.command("MiniMePermission")
+        win = ed.permission_win()
+        ed.press(win, "1")
+        ed.wait_done(1)
+        screen.wait(lambda s: "permission asked" not in s.rows()[-1])
+
+
+def test_minime_log_opens_at_its_end(tmp_path: Path) -> None:
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        ed.turn("/say hi")
+        ed.nvim.command("MiniMeLog")
+        wait_for(lambda: ed.lua("return vim.b.minime") == "log", 10, message="the log")
+        assert ed.lua("return vim.fn.line('.') == vim.fn.line('$')")

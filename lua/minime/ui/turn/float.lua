@@ -63,6 +63,10 @@ function M.state(t)
     if permission and permission.waiting(t.cwd) then
       return "waiting for permission"
     end
+    local elicitation = package.loaded["minime.ui.elicitation"]
+    if elicitation and elicitation.waiting(t.cwd) then
+      return "waiting for your answer"
+    end
     return "running"
   elseif t.error then
     return "error"

@@ -11,7 +11,7 @@ from typing import Any
 from ..elicitations import DECLINE, ElicitationAnswer, ElicitationRequest
 from .bridge import NvimBridge
 from .conversation import Conversation
-from .events import Question
+from .events import Notice, Question
 from .lua_asks import LuaAsks
 from .ops import ElicitationReply
 from .wire_text import clean, clean_all
@@ -24,6 +24,7 @@ class Questions:
         self._asks: LuaAsks[ElicitationReply] = LuaAsks(
             bridge, conversation, call_soon, "elicitation", "elicitation_close"
         )
+        self._conversation = conversation
 
     async def ask(self, request: ElicitationRequest, cwd: str) -> ElicitationAnswer:
         def question(question_id: int) -> Question:
@@ -36,6 +37,9 @@ class Questions:
             )
 
         reply = await self._asks.ask(question)
+        # A line of the conversation keeps the question and its answer (the float goes).
+        said = f"question: {clean(request.message)} — {_answered(reply)}"
+        self._conversation.render(cwd, Notice(text=said))
         if reply.action == "accept":
             return ElicitationAnswer(action="accept", content=reply.content or {})
         if reply.action == "cancel":
@@ -45,6 +49,15 @@ class Questions:
     def answer(self, reply: ElicitationReply) -> None:
         """Lua's answer (pynvim's thread): hand it to the waiting request on the ACP loop."""
         self._asks.answer(reply.id, reply)
+
+
+def _answered(reply: ElicitationReply) -> str:
+    """The answer in words: the values given, or that there was none."""
+    if reply.action != "accept":
+        return "declined" if reply.action == "decline" else "no answer (cancelled)"
+    values = [v for v in (reply.content or {}).values() if v not in (None, "", [])]
+    shown = ", ".join(", ".join(map(str, v)) if isinstance(v, list) else str(v) for v in values)
+    return "you answered: " + (clean(shown)[:200] if shown else "(nothing)")
 
 
 def _fields(schema: dict[str, Any]) -> list[dict[str, Any]]:
