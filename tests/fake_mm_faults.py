@@ -26,6 +26,7 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
                                 these (none: an empty list), then ``commands sent``.
 ``/stderr LINE``                one stderr line.
 ``/crash [STATUS]``             says ``crashing``, a stderr line, exit STATUS (2).
+``/exit [STATUS]``              exit STATUS (2) at once, saying nothing, on stderr either.
 ``/close-stdout``               says ``closing``, closes stdout and lives on (never answers).
 ``/pid``                        says ``pid <pid> pgid <pgid>``.
 ``/spawn-child``                starts ``sleep 1000`` in mm's process group: ``child <pid>``.
@@ -220,6 +221,10 @@ async def _crash(mm: FakeMM, turn: Turn, rest: str) -> None:
     os._exit(status)
 
 
+async def _exit(mm: FakeMM, turn: Turn, rest: str) -> None:
+    os._exit(int(rest or 2))
+
+
 async def _close_stdout(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, "closing")
     mm.wire.writer.close()
@@ -273,6 +278,7 @@ FAULTS: dict[str, Command] = {
     "/commands": _commands,
     "/stderr": _stderr,
     "/crash": _crash,
+    "/exit": _exit,
     "/close-stdout": _close_stdout,
     "/pid": _pid,
     "/spawn-child": _spawn_child,

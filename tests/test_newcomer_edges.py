@@ -343,3 +343,69 @@ def test_minime_log_opens_at_its_end(tmp_path: Path) -> None:
         ed.nvim.command("MiniMeLog")
         wait_for(lambda: ed.lua("return vim.b.minime") == "log", 10, message="the log")
         assert ed.lua("return vim.fn.line('.') == vim.fn.line('$')")
+
+
+# -- N17: a reopened session keeps its title; a new session says it remembers nothing -------------
+
+
+def test_a_reopened_session_keeps_the_title_it_was_listed_with(tmp_path: Path) -> None:
+    import os
+
+    from helpers.sessions_ui import WATCH_PROMPTS, stored_sessions
+
+    config = agent_file(
+        tmp_path, fake={"load_sessions": stored_sessions(os.path.realpath(tmp_path))}
+    )
+    opts = {"mm": FAKE_MM_BIN, "config": config, "window": {"layout": "split"}}
+    with editor_with(tmp_path, opts, WATCH_PROMPTS, timeout=30.0) as ed:
+        ed.nvim.command("MiniMeSessions")
+        wait_for(lambda: ed.lua("return _G.picks"), 20, message="for vim.ui.select")
+        ed.lua("_G.pick(1)")
+        ed.wait_done()
+        title = "local _, w = require('minime.ui.turn').shown() return vim.wo[w].winbar"
+        wait_for(lambda: "Fix the parser" in ed.lua(title), 10, message="the session's title")
+        ed.turn("and now?")
+        assert "Fix the parser" in ed.lua(title)
+
+
+def test_after_minime_stop_the_next_ask_says_the_new_session_remembers_nothing(
+    tmp_path: Path,
+) -> None:
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        ed.turn("/say one")
+        assert "does not remember" not in ed.conversation_text()
+        ed.nvim.command("MiniMeStop")
+        ed.wait_note("minime: agent stopped")
+        _, text = ed.turn("/say two")
+        assert "ℹ a new session: the agent does not remember the turns above" in text
+        _, text = ed.turn("/say three")  # the same session: nothing to say
+        assert "does not remember" not in text
+
+
+# -- an agent that dies: no stale stderr line, no interpreter named; the log says it -----------
+
+
+def test_a_death_names_no_stale_stderr_line_nor_the_interpreter_and_the_log_has_it(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from nvim_harness import REPO
+
+    cmd = [sys.executable, str(REPO / "tests" / "fake_mm.py"), "-acp", "-config"]
+    agent = {"cmd": [*cmd, agent_file(tmp_path)], "label": "fake-agent"}
+    with editor_with(tmp_path, {"agent": agent}, timeout=30.0) as ed:
+        ed.turn("/stderr [acp] session 1 client tools (request): client_open_buffers")
+        done, _ = ed.turn("/exit 4")
+        assert done["error"] == "fake-agent exited: exit status 4", done  # at main: "python …"
+        ed.nvim.command("MiniMeLog")
+        log = wait_for(
+            lambda: (
+                ed.lua("return vim.b.minime") == "log"
+                and "\n".join(ed.lua("return vim.fn.getline(1, '$')"))
+            ),
+            10,
+            message="the log",
+        )
+        assert "fake-agent exited: exit status 4" in log.split("# messages")[0], log

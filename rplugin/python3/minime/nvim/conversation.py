@@ -17,6 +17,9 @@ class Conversation:
     def __init__(self, bridge: NvimBridge) -> None:
         self._bridge = bridge
         self._renderer: Renderer | None = None
+        # The session whose turns each cwd's conversation shows (none: empty or reset): an ask
+        # that runs on another one says so (Turns.ask).
+        self.sessions: dict[str, str] = {}
 
     def start(self) -> None:
         """On the ACP loop, before the first event (the renderer's timers are the loop's)."""
@@ -27,6 +30,10 @@ class Conversation:
 
     def render(self, cwd: str, item: LuaEvent) -> None:
         assert self._renderer is not None
+        if isinstance(item, events.Reset) or (isinstance(item, events.Begin) and item.fresh):
+            self.sessions.pop(cwd, None)
+        if isinstance(item, events.Done) and item.session_id:  # a reopened session's
+            self.sessions[cwd] = item.session_id
         self._renderer.push(cwd, item)
 
     def notice(self, cwd: str, text: str) -> None:

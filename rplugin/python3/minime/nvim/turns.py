@@ -88,6 +88,12 @@ class Turns:
             place.finish_waiting(waiting)
         if session is None:  # cancelled or stopped while it started: already said
             return
+        shown = self._conversation.sessions.get(cwd)
+        if shown is not None and shown != session.session_id:  # after :MiniMeStop, a crash
+            self._conversation.render(
+                cwd, events.Notice("a new session: the agent does not remember the turns above")
+            )
+        self._conversation.sessions[cwd] = session.session_id
         text = ask.context or ask.prompt
         prompt: str | list[dict[str, Any]] = text
         shown = [ask.lines_from] if ask.lines_from else []
