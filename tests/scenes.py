@@ -34,10 +34,12 @@ from screen_svg import render
 PICTURES = REPO / "doc" / "pictures"
 SIZE = (110, 30)
 
-# Before setup(): a still spinner, the default colours, a statusline with the plugin's piece.
+# Before setup(): a still spinner, the default colours, a statusline with the plugin's piece
+# (no ruler: in the command line, it showed or not as the last message left it).
 BEFORE = """
 require('minime.status').frames = { '⠋' }
 vim.o.shortmess = vim.o.shortmess .. 'I'
+vim.o.ruler = false
 vim.o.statusline = "%f %m%=%{%v:lua.require'minime'.statusline()%} "
 """
 

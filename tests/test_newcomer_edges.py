@@ -409,3 +409,66 @@ def test_a_death_names_no_stale_stderr_line_nor_the_interpreter_and_the_log_has_
             message="the log",
         )
         assert "fake-agent exited: exit status 4" in log.split("# messages")[0], log
+
+
+# -- markdown: the agent's words only, its thinking too -------------------------------------------
+
+MARKS_ON = """
+local key, row = ...
+local t = require('minime.ui.turn').get(key)
+local md = require('minime.ui.turn.markdown')
+return #vim.api.nvim_buf_get_extmarks(t.buf, md.ns, { row, 0 }, { row, -1 }, {})
+"""
+
+
+def test_a_tool_line_is_never_markdown_and_thinking_is(tmp_path: Path) -> None:
+    import nvim_harness
+
+    key = str(tmp_path)
+    with nvim_harness.start("require('minime').setup({})") as nvim:
+        events = [
+            {"kind": "begin", "prompt": "p", "cwd": key, "session_id": "s"},
+            {"kind": "text", "text": "Edited the package.\n\n"},
+            {"kind": "tool_call", "id": "t1", "title": "Read __init__.py", "status": "pending"},
+            {"kind": "thinking", "text": "I think **this** is `code`\n"},
+            {"kind": "done", "stop_reason": "end_turn"},
+        ]
+        nvim.exec_lua("require('minime.ui.turn').apply(...)", key, events)
+        lines = nvim.exec_lua(
+            "local t = require('minime.ui.turn').get(...)"
+            " return vim.api.nvim_buf_get_lines(t.buf, 0, -1, false)",
+            key,
+        )
+        header = next(i for i, x in enumerate(lines) if x.startswith("⚙ Read __init__.py"))
+        thinking = next(i for i, x in enumerate(lines) if x.startswith("I think"))
+        pending = (
+            "local t = require('minime.ui.turn').get(...)"
+            " local md = require('minime.ui.turn.markdown')"
+            " return #vim.api.nvim_buf_get_extmarks(t.buf, md.ns_pending, 0, -1, {})"
+        )
+        wait_for(lambda: nvim.exec_lua(pending, key) == 0, 10, message="the markdown marks")
+        wait_for(lambda: nvim.exec_lua(MARKS_ON, key, thinking) > 0, 10, message="thinking")
+        assert nvim.exec_lua(MARKS_ON, key, header) == 0, "no bold init in __init__.py"
+
+
+# -- N13: the layout switched mid-session, the title is drawn once --------------------------------
+
+
+def test_a_float_opened_from_the_panel_draws_its_title_once(tmp_path: Path) -> None:
+    with ui_editor(tmp_path, size=(100, 24)) as (ed, screen):
+        ed.turn("/say hello there")
+        panel = panel_win(ed)
+        ed.lua("vim.api.nvim_set_current_win(...)", panel)
+        config = ed.lua("return require('minime.config').options.config")
+        ed.lua(
+            "require('minime').setup({ mm = ..., config = select(2, ...),"
+            " window = { layout = 'float' } })",
+            FAKE_MM_BIN,
+            config,
+        )
+        ed.nvim.command("MiniMeToggle")
+        ed.nvim.command("MiniMeToggle")
+        screen.showing("╭")
+        ed.nvim.command("redraw!")
+        screen.drain()
+        assert screen.text().count("done · mm") == 1, screen.text()

@@ -28,6 +28,9 @@ local win_options = {
   fillchars = "eob: ,fold: ",
   -- A file never opens in the conversation's window (:cc, :edit go to a code window, or fail).
   winfixbuf = true,
+  -- A float opened from the panel inherits its 'winbar' (the title, drawn twice then); the
+  -- panel sets its own again (panel.restate).
+  winbar = "",
 }
 
 --- Whether the float or panel shows `layout`'s way ("split" for the panel).
