@@ -475,3 +475,19 @@ def test_a_float_opened_from_the_panel_draws_its_title_once(tmp_path: Path) -> N
         rows = screen.rows()
         top = next(i for i, row in enumerate(rows) if "╭" in row)
         assert "> /say hello there" in rows[top + 1], screen.text()  # no winbar title under it
+
+
+# -- N17: a closed tool fold cut at the panel's width keeps its state and its ▸ ------------------
+
+
+def test_a_long_tool_fold_in_a_64_column_panel_keeps_its_state_and_its_sign(
+    tmp_path: Path,
+) -> None:
+    config = agent_file(tmp_path, name="yolo.yaml", yolo=True)
+    with ui_editor(tmp_path, size=(160, 30), config=config) as (ed, screen):
+        ed.turn("/bash python -m pytest tests/test_something_long.py -k 'a and b' --maxfail 3")
+        screen.showing("⚙ completed bash: python")
+        ed.nvim.command("redraw!")
+        screen.drain()
+        row = next(r for r in screen.rows() if "⚙ completed bash:" in r)
+        assert row.rstrip().endswith("▸ 2 lines"), row  # at main: cut before it

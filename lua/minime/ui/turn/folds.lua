@@ -101,6 +101,26 @@ function M.expr()
   return "0"
 end
 
+--- `chunks` cut to the window's width by shortening chunk `i` (the title) with "…": the state
+--- before it and the "▸ N lines" after it stay on screen (Neovim cut a long title's fold at the
+--- window's edge, and with it the sign that it is a closed fold).
+---@param chunks table[]
+---@param i integer
+---@return table[]
+local function fit(chunks, i)
+  local width = api.nvim_win_get_width(0) - vim.fn.getwininfo(api.nvim_get_current_win())[1].textoff
+  local used = 0
+  for _, c in ipairs(chunks) do
+    used = used + vim.fn.strdisplaywidth(c[1])
+  end
+  local title = chunks[i] and chunks[i][1]
+  if title and used > width then
+    local keep = vim.fn.strdisplaywidth(title) - (used - width) - 1
+    chunks[i][1] = keep > 0 and (vim.fn.strcharpart(title, 0, keep) .. "…") or "…"
+  end
+  return chunks
+end
+
 --- 'foldtext' of the float.
 ---@return string|table
 function M.text()
@@ -130,7 +150,7 @@ function M.text()
     table.insert(chunks, 2, status)
     table.insert(chunks, 3, { " ", "MiniMeFold" })
     chunks[#chunks + 1] = { ("  ▸ %d line%s"):format(n - 1, n == 2 and "" or "s"), "MiniMeFold" }
-    return chunks
+    return fit(chunks, 4)
   end
   return {
     { "▸ thinking ", "MiniMeFold" },
