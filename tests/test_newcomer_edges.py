@@ -491,3 +491,19 @@ def test_a_long_tool_fold_in_a_64_column_panel_keeps_its_state_and_its_sign(
         screen.drain()
         row = next(r for r in screen.rows() if "⚙ completed bash:" in r)
         assert row.rstrip().endswith("▸ 2 lines"), row  # at main: cut before it
+
+
+# -- N15: :bd in the panel hides the conversation, never erases it silently -----------------------
+
+
+def test_bd_in_the_panel_hides_the_conversation_and_toggle_brings_it_back(tmp_path: Path) -> None:
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), "window": {"layout": "split"}}
+    with editor_with(tmp_path, opts, timeout=30.0) as ed:
+        ed.turn("/say hello there")
+        ed.lua("vim.api.nvim_set_current_win(...)", panel_win(ed))
+        ed.nvim.command("bd")
+        ed.wait_note("the conversation is hidden, not erased")
+        ed.nvim.command("MiniMeToggle")
+        wait_for(lambda: "hello there" in ed.conversation_text(), 10, message="the text back")
+        _, text = ed.turn("/say again")
+        assert "hello there" in ed.conversation_text() and "again" in text

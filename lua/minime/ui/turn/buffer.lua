@@ -151,6 +151,20 @@ function M.make(t)
   t.block, t.thinking, t.plan = nil, nil, nil
   t.regions, t.tools = {}, {}
   M.by_buf[buf] = t
+  -- `:bd` in the panel unloads the conversation: its text is kept (for the next showing, as
+  -- plain text) and the user told, never erased silently.
+  api.nvim_create_autocmd("BufUnload", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if M.by_buf[buf] == t and vim.v.exiting == vim.NIL then
+        t.unloaded = api.nvim_buf_get_lines(buf, 0, -1, false)
+        require("minime.ui.say").say(
+          "minime: the conversation is hidden, not erased (:MiniMeToggle shows it again)"
+        )
+      end
+    end,
+  })
   markdown.warm()
   M.highlight(t, false) -- the regex syntax FileType loaded, or a parser a FileType autocmd started
 end
