@@ -477,7 +477,7 @@ def test_a_float_opened_from_the_panel_draws_its_title_once(tmp_path: Path) -> N
         assert "> /say hello there" in rows[top + 1], screen.text()  # no winbar title under it
 
 
-# -- N17: a closed tool fold cut at the panel's width keeps its state and its ▸ ------------------
+# -- N17: a tool's status in one place; a closed fold cut at 64 columns keeps it and its ▸ -------
 
 
 def test_a_long_tool_fold_in_a_64_column_panel_keeps_its_state_and_its_sign(
@@ -486,11 +486,13 @@ def test_a_long_tool_fold_in_a_64_column_panel_keeps_its_state_and_its_sign(
     config = agent_file(tmp_path, name="yolo.yaml", yolo=True)
     with ui_editor(tmp_path, size=(160, 30), config=config) as (ed, screen):
         ed.turn("/bash python -m pytest tests/test_something_long.py -k 'a and b' --maxfail 3")
-        screen.showing("⚙ completed bash: python")
+        screen.showing("⚙ bash: python")
         ed.nvim.command("redraw!")
         screen.drain()
-        row = next(r for r in screen.rows() if "⚙ completed bash:" in r)
-        assert row.rstrip().endswith("▸ 2 lines"), row  # at main: cut before it
+        row = next(r for r in screen.rows() if "⚙ bash: python" in r)
+        # The status where an open tool's line has it (at main: first when folded, last when
+        # not), and the fold's sign, both in view (at main: cut at the window's edge).
+        assert row.rstrip().endswith("…  [execute] completed  ▸ 2 lines"), row
 
 
 # -- N15: :bd in the panel hides the conversation, never erases it silently -----------------------

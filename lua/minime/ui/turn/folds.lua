@@ -101,9 +101,9 @@ function M.expr()
   return "0"
 end
 
---- `chunks` cut to the window's width by shortening chunk `i` (the title) with "…": the state
---- before it and the "▸ N lines" after it stay on screen (Neovim cut a long title's fold at the
---- window's edge, and with it the sign that it is a closed fold).
+--- `chunks` cut to the window's width by shortening chunk `i` (the title) with "…": the status
+--- and the "▸ N lines" after it stay on screen (Neovim cut a long title's fold at the window's
+--- edge, and with them the tool's state and the sign that it is a closed fold).
 ---@param chunks table[]
 ---@param i integer
 ---@return table[]
@@ -140,17 +140,10 @@ function M.text()
       chunks[#chunks + 1] = { line:sub(s[1] + 1, s[2]), s[3] }
       pos = s[2]
     end
-    -- The status first (after the gear): a narrow float cuts the end of the line, and the
-    -- status is what a closed fold must show.
-    local status = table.remove(chunks)
-    table.remove(chunks) -- the space before it
-    local gear = chunks[1][1]:match("^⚙ ") or ""
-    chunks[1][1] = chunks[1][1]:sub(#gear + 1)
-    table.insert(chunks, 1, { gear, chunks[1][2] })
-    table.insert(chunks, 2, status)
-    table.insert(chunks, 3, { " ", "MiniMeFold" })
+    -- As the header line reads (the status where an open tool's line has it: in one place),
+    -- its title cut so that the status and "▸ N lines" stay in a narrow window.
     chunks[#chunks + 1] = { ("  ▸ %d line%s"):format(n - 1, n == 2 and "" or "s"), "MiniMeFold" }
-    return fit(chunks, 4)
+    return fit(chunks, 1)
   end
   return {
     { "▸ thinking ", "MiniMeFold" },
