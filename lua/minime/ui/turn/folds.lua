@@ -9,6 +9,9 @@ local ns_fold, fold_rows, by_buf = buffer.ns_fold, buffer.fold_rows, buffer.by_b
 
 local M = {}
 
+-- The fewest cells of a tool's title a closed fold keeps when it cuts it.
+local TITLE_MIN = 10
+
 -- The rows of a fold mark: first and last (nil when it is no fold: one line, a tool without a
 -- body yet).
 local function span(m)
@@ -115,8 +118,11 @@ local function fit(chunks, i)
   end
   local title = chunks[i] and chunks[i][1]
   if title and used > width then
-    local keep = vim.fn.strdisplaywidth(title) - (used - width) - 1
-    chunks[i][1] = keep > 0 and (vim.fn.strcharpart(title, 0, keep) .. "…") or "…"
+    -- At least TITLE_MIN cells of it: in a window too narrow for all, its end is cut instead.
+    local keep = math.max(vim.fn.strdisplaywidth(title) - (used - width) - 1, TITLE_MIN)
+    if keep < vim.fn.strchars(title) then
+      chunks[i][1] = vim.fn.strcharpart(title, 0, keep) .. "…"
+    end
   end
   return chunks
 end
