@@ -80,6 +80,17 @@ def panel_win(ed: Editor) -> int:
     )
 
 
+def write_allowed(ed: Editor, prompt: str) -> None:
+    """Ask ``prompt`` (one write); allow it once the turn's baseline is taken, as a person
+    reading the prompt does; wait for the turn's end."""
+    count = len(ed.done()) + 1
+    ed.ask(prompt)
+    snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
+    wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
+    answer_permissions(ed, 1)
+    ed.wait_done(count)
+
+
 def answer_permissions(ed: Editor, count: int) -> None:
     win = None
     for _ in range(count):
@@ -97,12 +108,7 @@ def test_rejecting_a_created_file_keeps_the_code_window_and_no_prompt_waits(
     with ui_editor(tmp_path) as (ed, _):
         ed.nvim.command("edit a.txt")
         code = ed.lua("return vim.api.nvim_get_current_win()")
-        count = len(ed.done()) + 1
-        ed.ask("/shell-write made.txt hello")
-        snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
-        wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
-        answer_permissions(ed, 1)
-        ed.wait_done(count)
+        write_allowed(ed, "/shell-write made.txt hello")
         panel = panel_win(ed)
         ed.lua("vim.api.nvim_set_current_win(...)", code)
         ed.nvim.command("MiniMeReview")
@@ -219,12 +225,7 @@ def test_accept_reject_and_stop_each_say_what_they_did(tmp_path: Path) -> None:
     git(tmp_path, "commit", "-qm", "b")
     opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path)}
     with editor_with(tmp_path, opts, timeout=30.0) as ed:
-        count = len(ed.done()) + 1
-        ed.ask("/shell-write b.txt l1\\nl2\\nX3\\nl4\\nl5\\nX6")
-        snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
-        wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
-        answer_permissions(ed, 1)
-        ed.wait_done(count)
+        write_allowed(ed, "/shell-write b.txt l1\\nl2\\nX3\\nl4\\nl5\\nX6")
         ed.nvim.command("MiniMeReview")
         wait_for(lambda: ed.lua("return vim.fn.line('.')") == 3, 20, message="the first hunk")
         ed.nvim.command("MiniMeAccept")

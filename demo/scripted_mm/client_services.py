@@ -60,14 +60,10 @@ async def question(mm: ScriptedMM, turn: Turn, rest: str) -> None:
     if not mm.lends("elicitation", "form"):
         await mm.say(turn, "ask_user -> [not offered: the client takes no forms (elicitation)]")
         return
-    call_id = f"call_{next(mm.call_ids)}"
-    call = {
-        "toolCallId": call_id,
-        "title": f"ask_user: {message}",
-        "kind": "other",
-        "status": "in_progress",
-        "rawInput": {"question": message},
-    }
+    call = mm.new_call(
+        f"ask_user: {message}", "other", "in_progress", rawInput={"question": message}
+    )
+    call_id = call["toolCallId"]
     await mm.report_call(turn, call)
     params = {
         "sessionId": turn.session.id,
@@ -98,14 +94,8 @@ async def run(mm: ScriptedMM, turn: Turn, rest: str) -> None:
         await mm.say(turn, "run -> [the client lends no terminal]")
         return
     sid = turn.session.id
-    call_id = f"call_{next(mm.call_ids)}"
-    call = {
-        "toolCallId": call_id,
-        "title": f"bash: {command}",
-        "kind": "execute",
-        "status": "pending",
-        "rawInput": {"command": command},
-    }
+    call = mm.new_call(f"bash: {command}", "execute", rawInput={"command": command})
+    call_id = call["toolCallId"]
     await mm.report_call(turn, call)
     if not await mm.allowed(turn, "bash", call):
         await mm.report_end(turn, call_id, "[bash rejected by user]", True)

@@ -74,14 +74,7 @@ async def write_if_allowed(
 
 def edit_call(mm: ScriptedMM, title: str, full: str, **fields: Any) -> dict[str, Any]:
     """An agent's own edit tool's ``tool_call``, its file (``full``) in its locations."""
-    return {
-        "toolCallId": f"call_{next(mm.call_ids)}",
-        "title": title,
-        "kind": "edit",
-        "status": "pending",
-        "locations": [{"path": full}],
-        **fields,
-    }
+    return mm.new_call(title, "edit", locations=[{"path": full}], **fields)
 
 
 def _old_text(full: str) -> str | None:
@@ -106,13 +99,7 @@ async def ask_write(mm: ScriptedMM, turn: Turn, rest: str) -> None:
 async def shell_write(mm: ScriptedMM, turn: Turn, rest: str) -> None:
     path, full, text = write_args(turn, rest)
     command = f"sh -c 'printf %s {text!r} > {path}'"
-    call = {
-        "toolCallId": f"call_{next(mm.call_ids)}",
-        "title": f"bash: {command}",
-        "kind": "execute",
-        "status": "pending",
-        "rawInput": {"command": command},
-    }
+    call = mm.new_call(f"bash: {command}", "execute", rawInput={"command": command})
     write = (lambda: os.remove(full)) if text == "-\n" else write_file(full, text)
     if await write_if_allowed(mm, turn, "bash", call, write):
         await mm.say(turn, "bash -> ran")
@@ -163,14 +150,8 @@ async def locate(
     mm: ScriptedMM, turn: Turn, rest: str, until: Callable[[], Awaitable[None]] | None = None
 ) -> None:
     specs = rest.split()
-    call_id = f"call_{next(mm.call_ids)}"
-    call = {
-        "toolCallId": call_id,
-        "title": f"Read {specs[0]}",
-        "kind": "read",
-        "status": "pending",
-        "locations": [location(turn, specs[0])],
-    }
+    call = mm.new_call(f"Read {specs[0]}", "read", locations=[location(turn, specs[0])])
+    call_id = call["toolCallId"]
     await mm.report_call(turn, call)
     for spec in specs[1:]:
         await mm.pause(turn)
