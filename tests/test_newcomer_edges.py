@@ -510,3 +510,22 @@ def test_bd_in_the_panel_hides_the_conversation_and_toggle_brings_it_back(tmp_pa
         wait_for(lambda: "hello there" in ed.conversation_text(), 10, message="the text back")
         _, text = ed.turn("/say again")
         assert "hello there" in ed.conversation_text() and "again" in text
+
+
+# -- N8: a vim.ui.select confirmation followed by a message: no Press ENTER -----------------------
+
+
+def test_a_message_after_a_pick_is_no_hit_enter_prompt(tmp_path: Path) -> None:
+    from nvim_harness import REPO
+
+    demo = {"mm": str(REPO / "demo" / "mm"), "config": str(REPO / "demo" / "agent.yaml")}
+    with ui_editor(tmp_path, **demo) as (ed, screen):
+        ed.turn("/say hi")
+        ed.nvim.input(":MiniMeLogin<CR>")  # the real vim.ui.select: an inputlist
+        screen.showing("Log in with:")
+        ed.nvim.input("1<CR>")
+        screen.showing("logged in")
+        mode = ed.nvim.api.get_mode()
+        if mode["blocking"]:
+            ed.nvim.input("<CR>")  # leave the prompt, so that the editor can quit
+        assert not mode["blocking"] and "Press ENTER" not in screen.text(), screen.text()
