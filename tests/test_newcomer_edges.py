@@ -516,15 +516,17 @@ def test_bd_in_the_panel_hides_the_conversation_and_toggle_brings_it_back(tmp_pa
 
 
 def test_a_message_after_a_pick_is_no_hit_enter_prompt(tmp_path: Path) -> None:
-    from nvim_harness import REPO
-
-    demo = {"mm": str(REPO / "demo" / "mm"), "config": str(REPO / "demo" / "agent.yaml")}
-    with ui_editor(tmp_path, **demo) as (ed, screen):
-        ed.turn("/say hi")
-        ed.nvim.input(":MiniMeLogin<CR>")  # the real vim.ui.select: an inputlist
-        screen.showing("Log in with:")
+    """What :MiniMeReject's "Delete …?" does: Neovim's own vim.ui.select (an inputlist), then a
+    message of the plugin in its callback, at once (at main: Press ENTER)."""
+    with ui_editor(tmp_path) as (ed, screen):
+        ed.lua(
+            "vim.schedule(function() vim.ui.select({ 'Delete made.txt', 'Keep it' },"
+            " { prompt = 'Delete made.txt, which the agent created?' }, function(_, i)"
+            " require('minime.ui.say').say('minime: deleted made.txt (' .. i .. ')') end) end)"
+        )
+        screen.showing("Delete made.txt, which the agent created?")
         ed.nvim.input("1<CR>")
-        screen.showing("logged in")
+        screen.showing("minime: deleted made.txt (1)")
         mode = ed.nvim.api.get_mode()
         if mode["blocking"]:
             ed.nvim.input("<CR>")  # leave the prompt, so that the editor can quit
