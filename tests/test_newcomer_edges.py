@@ -531,3 +531,30 @@ def test_a_message_after_a_pick_is_no_hit_enter_prompt(tmp_path: Path) -> None:
         if mode["blocking"]:
             ed.nvim.input("<CR>")  # leave the prompt, so that the editor can quit
         assert not mode["blocking"] and "Press ENTER" not in screen.text(), screen.text()
+
+
+def test_a_closed_thinking_fold_reads_its_first_line_without_markers(tmp_path: Path) -> None:
+    import nvim_harness
+
+    key = str(tmp_path)
+    with nvim_harness.start("require('minime').setup({})") as nvim:
+        events = [
+            {"kind": "begin", "prompt": "p", "cwd": key, "session_id": "s"},
+            {
+                "kind": "thinking",
+                "text": "I think **this** is `code`, [a link](http://x)\nand more\n",
+            },
+            {"kind": "text", "text": "done\n"},
+            {"kind": "done", "stop_reason": "end_turn"},
+        ]
+        nvim.exec_lua("require('minime.ui.turn').apply(...)", key, events)
+        nvim.exec_lua("require('minime.ui.turn').open(...)", key)
+        fold = nvim.exec_lua(
+            "local t = require('minime.ui.turn').get(...)"
+            " local lines = vim.api.nvim_buf_get_lines(t.buf, 0, -1, false)"
+            " local lnum = vim.fn.match(lines, '^I think') + 1"
+            " return vim.api.nvim_win_call(t.win, function()"
+            " vim.cmd(lnum .. 'foldclose') return vim.fn.foldtextresult(lnum) end)",
+            key,
+        )
+        assert "I think this is code, a link" in fold, fold  # at main: the raw markers

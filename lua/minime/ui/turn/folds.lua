@@ -127,6 +127,17 @@ local function fit(chunks, i)
   return chunks
 end
 
+--- A line of markdown as it reads (a fold's text cannot conceal): `**bold**`, `` `code` ``,
+--- `[text](url)` and a heading's or list item's marker without their markers.
+---@param line string
+---@return string
+local function plain(line)
+  line = line:gsub("^#+%s+", ""):gsub("^[-*+]%s+", "")
+  line = line:gsub("%[([^%]]*)%]%([^)]*%)", "%1")
+  line = line:gsub("%*%*(.-)%*%*", "%1"):gsub("__(.-)__", "%1"):gsub("`+([^`]*)`+", "%1")
+  return line
+end
+
 --- 'foldtext' of the float.
 ---@return string|table
 function M.text()
@@ -153,7 +164,7 @@ function M.text()
   end
   return {
     { "▸ thinking ", "MiniMeFold" },
-    { require("minime.ui.printable").line(vim.trim(line)), "MiniMeThinking" },
+    { require("minime.ui.printable").line(plain(vim.trim(line))), "MiniMeThinking" },
     { ("  (%d lines)"):format(n), "MiniMeFold" },
   }
 end
