@@ -19,9 +19,8 @@ vim.keymap.set(
   "<Plug>(minime-permission)",
   { desc = "minime: the permission prompt" }
 )
+-- One short line (ui/say fits it to the command line): at 80x24 a longer one was a hit-enter
+-- prompt before the newcomer typed anything.
 vim.schedule(function()
-  vim.notify(
-    "minime demo: :MiniMeAsk hello; Alt-p goes to each permission prompt, 1 allows",
-    vim.log.levels.INFO
-  )
+  require("minime.ui.say").say("minime demo: :MiniMeAsk /tour (Alt-p: a prompt, 1: allow)")
 end)

@@ -29,6 +29,8 @@ Test-only knobs under ``fake:``
                                demo's way); by default the fake sends it before the answer
                                (as claude-agent-acp may), not after it.
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
+``plain_script: TEXT``         a prompt with no ``/`` line plays TEXT (a script) instead: the
+                               conversation shows a person's prompt (tests/scenes.py).
 =============================  =================================================================
 
 The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations`` and
@@ -52,7 +54,7 @@ from fake_mm_faults import FAULTS, bigline_text  # noqa: E402
 from fake_mm_git import GIT  # noqa: E402
 from fake_mm_locations import LOCATIONS  # noqa: E402
 from scripted_mm import cli  # noqa: E402
-from scripted_mm.agent import ScriptedMM  # noqa: E402
+from scripted_mm.agent import ScriptedMM, Turn  # noqa: E402
 from scripted_mm.calls import LOOP_LIMIT, PERMISSION_OPTIONS  # noqa: E402
 from scripted_mm.client_tools import (  # noqa: E402
     LIST_METHOD,
@@ -74,6 +76,7 @@ from scripted_mm.script import (  # noqa: E402
     chunks_text,
     commands_update,
 )
+from scripted_mm.tour import is_plain  # noqa: E402
 from scripted_mm.wire import CANCEL_REQUEST, MAX_LINE  # noqa: E402
 
 __all__ = [
@@ -155,6 +158,10 @@ class FakeMM(ScriptedMM):
         if hold := fake.get(f"hold_{step}"):
             while not os.path.exists(hold):
                 await asyncio.sleep(0.02)
+
+    async def _run(self, turn: Turn, text: str) -> str:
+        script = self.config.fake.get("plain_script")
+        return await super()._run(turn, script if script and is_plain(text) else text)
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         answer = await super().prompt(params)

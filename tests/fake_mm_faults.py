@@ -32,19 +32,13 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
                                 these (none: an empty list), then ``commands sent``.
 ``/stderr LINE``                one stderr line.
 ``/crash [STATUS]``             says ``crashing``, a stderr line, exit STATUS (2).
+``/exit [STATUS]``              exit STATUS (2) at once, saying nothing, on stderr either.
 ``/close-stdout``               says ``closing``, closes stdout and lives on (never answers).
 ``/pid``                        says ``pid <pid> pgid <pgid>``.
 ``/spawn-child``                starts ``sleep 1000`` in mm's process group: ``child <pid>``.
 ``/disk-write PATH TEXT``       an edit tool of its own: writes TEXT (and a newline) to PATH
                                 (relative to the session's cwd) on disk, reported as a
                                 completed ``edit: PATH`` call.
-``/ask-write PATH TEXT``        claude-agent-acp's Write: a tool_call with PATH in its
-                                locations and a diff, a permission request, then TEXT (and a
-                                newline) written to PATH on disk by the agent itself.
-``/shell-write PATH TEXT``      a shell command that writes: ``bash: sh -c …``, a permission
-                                request naming no file, then TEXT (and a newline) written to
-                                PATH on disk (missing: created; TEXT ``-``: PATH deleted).
-                                In both, ``\\n`` in TEXT is a line break.
 ==============================  ================================================================
 """
 
@@ -55,8 +49,6 @@ import contextlib
 import json
 import os
 import subprocess
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scripted_mm.agent import Turn
@@ -260,6 +252,10 @@ async def _crash(mm: FakeMM, turn: Turn, rest: str) -> None:
     os._exit(status)
 
 
+async def _exit(mm: FakeMM, turn: Turn, rest: str) -> None:
+    os._exit(int(rest or 2))
+
+
 async def _close_stdout(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, "closing")
     mm.wire.writer.close()
@@ -294,78 +290,6 @@ async def _disk_write(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.say(turn, f"edit -> wrote {path}")
 
 
-def write_args(turn: Turn, rest: str) -> tuple[str, str, str]:
-    """PATH TEXT (``\\n`` a line break): the path, its full path, the text with its newline."""
-    path, _, text = rest.partition(" ")
-    return path, os.path.join(turn.session.cwd, path), text.replace("\\n", "\n") + "\n"
-
-
-async def write_if_allowed(
-    mm: FakeMM,
-    turn: Turn,
-    key: str,
-    call: dict[str, Any],
-    write: Callable[[], None],
-    asked: dict[str, Any] | None = None,
-) -> bool:
-    """Report ``call``, ask permission for it (as ``asked`` names it, else as it is), then
-    ``write`` (what the tool does on disk)."""
-    await mm.report_call(turn, call)
-    if not await mm.allowed(turn, key, call if asked is None else asked):
-        await mm.report_end(turn, call["toolCallId"], f"[{key} rejected by user]", True)
-        return False
-    write()
-    await mm.report_end(turn, call["toolCallId"], f"done: {call['title']}", False)
-    return True
-
-
-def write_file(full: str, text: str) -> Callable[[], None]:
-    return lambda: Path(full).write_text(text)
-
-
-def edit_call(mm: FakeMM, title: str, full: str, **fields: Any) -> dict[str, Any]:
-    """An agent's own edit tool's ``tool_call``, its file (``full``) in its locations."""
-    return {
-        "toolCallId": f"call_{next(mm.call_ids)}",
-        "title": title,
-        "kind": "edit",
-        "status": "pending",
-        "locations": [{"path": full}],
-        **fields,
-    }
-
-
-async def _ask_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = write_args(turn, rest)
-    old = None
-    with contextlib.suppress(OSError), open(full) as f:
-        old = f.read()
-    call = edit_call(
-        mm,
-        f"Write {path}",
-        full,
-        content=[{"type": "diff", "path": full, "oldText": old, "newText": text}],
-        rawInput={"file_path": full, "content": text},
-    )
-    if await write_if_allowed(mm, turn, "write", call, write_file(full, text)):
-        await mm.say(turn, f"write -> wrote {path}")
-
-
-async def _shell_write(mm: FakeMM, turn: Turn, rest: str) -> None:
-    path, full, text = write_args(turn, rest)
-    command = f"sh -c 'printf %s {text!r} > {path}'"
-    call = {
-        "toolCallId": f"call_{next(mm.call_ids)}",
-        "title": f"bash: {command}",
-        "kind": "execute",
-        "status": "pending",
-        "rawInput": {"command": command},
-    }
-    write = (lambda: os.remove(full)) if text == "-\n" else write_file(full, text)
-    if await write_if_allowed(mm, turn, "bash", call, write):
-        await mm.say(turn, "bash -> ran")
-
-
 FAULTS: dict[str, Command] = {
     "/bigline": _bigline,
     "/deaf": _deaf,
@@ -387,10 +311,9 @@ FAULTS: dict[str, Command] = {
     "/commands": _commands,
     "/stderr": _stderr,
     "/crash": _crash,
+    "/exit": _exit,
     "/close-stdout": _close_stdout,
     "/pid": _pid,
     "/spawn-child": _spawn_child,
     "/disk-write": _disk_write,
-    "/ask-write": _ask_write,
-    "/shell-write": _shell_write,
 }

@@ -207,7 +207,8 @@ def test_terminal_escapes_in_agent_strings_are_shown_as_text(tmp_path: Path) -> 
     # What was there is still shown, as text.
     assert "mode: Ask^[[2J⏎now · " in shown["title"]
     assert "⚙ run^[]0;pwned^G⏎rm -rf /" in shown["header"]
-    assert "▸" in fold and "run^[]0;pwned^G" in fold
+    # A closed fold cuts a long title to keep its status and ▸ in view: its start, printable.
+    assert "▸" in fold and "⚙ run^[]0;" in fold
     assert note.startswith("minime: mode Plan\ufffd2J (p^[]0;pwned^G)")
     assert "Mo^[[2Jdel:" in shown["offer 2"] and "A^[]0;pwned^G — x⏎y" in shown["offer 2"]
     assert "Ask^[[2J⏎now — asks^[[31m\ufffdevil" in shown["offer 0"]

@@ -35,3 +35,12 @@ def test_help_opens_on_the_by_hand_route() -> None:
         assert nvim.funcs.expand("%:t") == "minime.txt"
         nvim.command("help :MiniMeAsk")
         assert ":MiniMeAsk" in nvim.current.line
+
+
+def test_help_minime_opens_at_the_top() -> None:
+    # Before the *minime* tag, `:h minime` matched the MCP section's tags first (issue 32, N5).
+    with nvim_harness.start() as nvim:
+        nvim.command("help minime")
+        assert nvim.funcs.expand("%:t") == "minime.txt"
+        assert "*minime*" in nvim.current.line
+        assert nvim.funcs.line(".") <= 3

@@ -11,6 +11,7 @@ import minime
 from conftest import FakeMM
 
 SCRIPT = ["say", "think", "chunks", "slow", "plan", "tools", "tool", "parallel", "bash", "diff"]
+DEMO = ["help", "tour", "question", "run", "shell-write", "ask-write", "fs-write", "locate"]
 
 
 def names(session: minime.Session) -> list[str]:
@@ -22,7 +23,7 @@ def test_commands_sent_after_the_answer_are_kept_with_description_and_hint(mm: F
         async with mm.client(mm.config(fake={"commands_early": False})) as client:
             session = await client.new_session()
             await mm.until(lambda: session.commands, what="the commands")
-            assert names(session) == [*SCRIPT, "error"]
+            assert names(session) == [*SCRIPT, "error", *DEMO]
             tool = next(c for c in session.commands if c.name == "tool")
             assert tool == minime.AvailableCommand(
                 name="tool", description="Call a client tool", hint="NAME [JSON arguments]"
@@ -38,7 +39,7 @@ def test_commands_sent_before_the_session_new_answer_are_kept(mm: FakeMM) -> Non
         async with mm.client(mm.config(fake={"commands_early": True})) as client:
             session = await client.new_session()
             # Already there when new_session returns: they came before its answer.
-            assert names(session) == [*SCRIPT, "error"]
+            assert names(session) == [*SCRIPT, "error", *DEMO]
             out = [t["msg"] for t in mm.trace() if t["dir"] == "out"]
             update = next(i for i, m in enumerate(out) if m.get("method") == "session/update")
             answer = next(i for i, m in enumerate(out) if "sessionId" in (m.get("result") or {}))

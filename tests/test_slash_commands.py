@@ -28,6 +28,14 @@ DEMO_COMMANDS = [
     "/bash",
     "/diff",
     "/error",
+    "/help",
+    "/tour",
+    "/question",
+    "/run",
+    "/shell-write",
+    "/ask-write",
+    "/fs-write",
+    "/locate",
 ]
 
 
@@ -65,7 +73,7 @@ def test_the_agents_commands_complete_on_minime_ask(tmp_path: Path) -> None:
         assert completed(ed, "MiniMeAsk /") == []  # no session yet: nothing offered
         ed.turn("hello")
         wait_completed(ed, "MiniMeAsk /", DEMO_COMMANDS)
-        assert completed(ed, "MiniMeAsk /t") == ["/think", "/tools", "/tool"]
+        assert completed(ed, "MiniMeAsk /t") == ["/think", "/tools", "/tool", "/tour"]
         assert completed(ed, "'<,'>MiniMeAsk /pa") == ["/parallel"]
         # Only the first word of the ask is a command.
         assert completed(ed, "MiniMeAsk say /t") == []
@@ -94,7 +102,7 @@ def test_the_input_floats_omnifunc_completes_commands_with_description_and_hint(
         start = ed.lua("return require('minime.ui.complete').func(1, '')")
         assert start == 0
         items = ed.lua("return require('minime.ui.complete').func(0, '/to')")
-        assert [i["word"] for i in items] == ["/tools", "/tool"]
+        assert [i["word"] for i in items] == ["/tools", "/tool", "/tour"]
         tool = items[1]
         assert "Call a client tool" in tool["menu"]
         assert "NAME [JSON arguments]" in tool["menu"]

@@ -111,3 +111,24 @@ def test_default_text_is_submitted_as_is(nvim):
     nvim.input(" more<CR>")
     wait_for(lambda: got(nvim), message="a result")
     assert got(nvim) == [["submit", "pre-filled more"]]
+
+
+def test_a_long_line_grows_the_float_row_by_row_then_it_scrolls(nvim):
+    """N2 (issue 32): a one-line prompt longer than the float is wide wraps, and the float grows
+    with its rows (it stayed one row high: the text was invisible while typed); past 8 rows
+    it scrolls, the cursor's row in view."""
+    _, win = open_input(nvim)
+    width = nvim.exec_lua("return vim.api.nvim_win_get_width(...)", win)
+    nvim.input("x" * (2 * width + 5))
+    wait_for(lambda: nvim.exec_lua("return vim.api.nvim_win_get_height(...)", win) == 3)
+    assert nvim.exec_lua("return vim.fn.line('w0', ...)", win) == 1
+    nvim.input("<C-j>".join(["y" * width] * 9))
+    buf = nvim.exec_lua("return vim.api.nvim_win_get_buf(...)", win)
+    wait_for(lambda: nvim.exec_lua("return vim.api.nvim_buf_line_count(...)", buf) == 9)
+    wait_for(lambda: nvim.exec_lua("return vim.api.nvim_win_get_height(...)", win) == 8)
+    seen = nvim.exec_lua(
+        "local win = ... vim.cmd('redraw') local c = vim.api.nvim_win_get_cursor(win)"
+        " return vim.fn.screenpos(win, c[1], math.max(c[2], 1)).row",
+        win,
+    )
+    assert seen > 0  # the row being typed is on screen

@@ -24,8 +24,14 @@ Agent file (YAML)
                                ``{"dir": D, "msg": <the line itself>}``; D is in, out, raw
                                (written as is) or bad (an incoming line that does not parse,
                                as a string).
-``demo: true``                 a plain prompt plays a short tour (``tour``): thought, plan, a
-                               client tool, a bash permission. Set by demo/agent.yaml.
+``demo: true``                 the offline demo (set by demo/agent.yaml): a plain prompt plays
+                               a short tour (``tour``): thought, plan, a client tool, a bash
+                               permission; and the sessions show what mm's spec does not name
+                               but the editor shows (``showcase``): modes ``ask``/``yolo``, a
+                               config option ``pace``, ``session/list`` of this process's
+                               sessions and one earlier scripted session, a title and
+                               ``usage_update`` after a turn, a login method. Off (the test
+                               suite's fake mm): mm's bare shapes, ``loadSession`` only.
 ``load_sessions: [...]``       sessions for ``session/list`` and ``session/load``: each
                                ``{sessionId, cwd, title, updatedAt, history: [{role, text}]}``
                                where role is user, agent or thought (replayed on load).
@@ -52,7 +58,13 @@ model read>``, so a test asserts the model's view over the wire.
 ``/error TEXT``                 the model fails: the prompt is answered with mm's error
                                 ``{"code":-32603,"message":"Internal error",
                                 "data":{"error":TEXT}}``.
+``/help``                       the script's commands, one a line, with what each does.
+``/tour [N]``                   the next step of the tour of minime.nvim (``tour``), or step N.
 ==============================  ================================================================
+
+``client_services`` adds ``/question`` (mm's ask_user: a form) and ``/run CMD`` (the client's
+terminal); ``edits`` adds ``/shell-write``, ``/ask-write``, ``/fs-write`` and ``/locate`` (a
+file changed or read each way an agent does it). Their docstrings say which are mm's.
 
 The prompt's answer carries ``usage``: inputTokens = characters of the prompt, outputTokens =
 characters of the answer, totalTokens = their sum.

@@ -8,6 +8,7 @@ loop detector) is a plain Go error, so it travels as ``Internal error`` with ``d
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import time
 import traceback
@@ -26,6 +27,7 @@ from .client_tools import (
 )
 from .config import Config, log
 from .script import COMMANDS, Command, commands_update
+from .showcase import AUTH_METHODS, Showcase
 from .tour import is_plain, tour_script
 
 
@@ -43,6 +45,7 @@ class Session:
     turn: asyncio.Task[str] | None = None
     cancel_requested: bool = False
     deaf: bool = False
+    tour_step: int = 0  # the last step of the tour shown (tour.py)
 
     def find_tool(self, name: str) -> ClientTool | None:
         for tool in self.tools:
@@ -82,6 +85,9 @@ class ScriptedMM(ToolCalls):
         self.sessions: dict[str, Session] = {}
         self.meta_tools: list[ClientTool] = []
         self.advertised = False
+        self.client_capabilities: dict[str, Any] = {}
+        # The demo's sessions beyond mm's bare shape (modes, titles, a list): the demo only.
+        self.showcase = Showcase() if config.fake.get("demo") else None
         self._background: set[asyncio.Future[None]] = set()
 
     # --- dispatch (AgentSideConnection.handleWithExtensions)
@@ -97,6 +103,9 @@ class ScriptedMM(ToolCalls):
             "session/close": (self.close_session, ()),
             "session/prompt": (self.prompt, ("prompt",)),
         }
+        if self.showcase is not None:
+            handlers["session/set_mode"] = (self.set_mode, ("sessionId", "modeId"))
+            handlers["session/set_config_option"] = (self.set_option, ("sessionId", "configId"))
         if method not in handlers:
             raise wire.method_not_found(method)
         handler, required = handlers[method]
@@ -127,16 +136,29 @@ class ScriptedMM(ToolCalls):
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         capabilities = params.get("clientCapabilities") or {}
+        if isinstance(capabilities, dict):
+            self.client_capabilities = capabilities
         meta = capabilities.get("_meta") if isinstance(capabilities, dict) else None
         self._learn_meta_tools((meta or {}).get(META_TOOLS) if isinstance(meta, dict) else None)
         version = params.get("protocolVersion", 1)
+        showcase = self.showcase
         return {
             "protocolVersion": min(int(version) if isinstance(version, int) else 1, 1),
-            # It lists the stored sessions it loads: said, as ACP asks of an agent.
-            "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
+            # It lists the stored sessions it loads: said, as ACP asks of an agent (mm's spec
+            # does not say whether mm does; the plugin asks only an agent that says so).
+            "agentCapabilities": showcase.capabilities()
+            if showcase
+            else {"loadSession": True, "sessionCapabilities": {"list": {}}},
             "agentInfo": {"name": "mm", "title": self.title, "version": self.version},
-            "authMethods": [],
+            "authMethods": AUTH_METHODS if showcase else [],
         }
+
+    def lends(self, capability: str, detail: str | None = None) -> bool:
+        """Whether the client advertised ``capability`` (and its ``detail``) at initialize."""
+        value = self.client_capabilities.get(capability)
+        if detail is not None:
+            value = value.get(detail) if isinstance(value, dict) else None
+        return value is not None and value is not False  # `"form": {}` is advertised
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
@@ -176,10 +198,12 @@ class ScriptedMM(ToolCalls):
         log(f"[acp] session {session_id} client tools (request): {names}")
         return tools
 
-    async def _open(self, session_id: str, cwd: str) -> None:
+    async def _open(self, session_id: str, cwd: str) -> dict[str, Any]:
+        """The session's tools learnt; what its answer carries besides mm's bare shape."""
         tools = await self._session_tools(session_id, cwd)
         self.sessions[session_id] = Session(session_id, cwd, tools)
         await self.advertise_commands(session_id)
+        return self.showcase.opened(session_id, cwd) if self.showcase else {}
 
     async def advertise_commands(self, session_id: str) -> None:
         """The script's commands as ACP slash commands, sent just after the session's answer:
@@ -191,8 +215,7 @@ class ScriptedMM(ToolCalls):
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = new_session_id()
-        await self._open(session_id, params["cwd"])
-        return {"sessionId": session_id}
+        return {"sessionId": session_id, **await self._open(session_id, params["cwd"])}
 
     def _stored(self, session_id: Any) -> dict[str, Any]:
         for stored in self.config.fake.get("load_sessions") or []:
@@ -202,6 +225,8 @@ class ScriptedMM(ToolCalls):
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = params.get("cwd")
+        if self.showcase is not None:
+            return {"sessions": self.showcase.listed(cwd)}
         keys = ("sessionId", "cwd", "title", "updatedAt")
         sessions = [
             {k: s[k] for k in keys if k in s}
@@ -213,18 +238,41 @@ class ScriptedMM(ToolCalls):
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = params.get("sessionId")
         kinds = {"user": "user_message_chunk", "agent": "agent_message_chunk"}
-        for entry in self._stored(session_id).get("history") or []:
-            kind = kinds.get(entry.get("role"), "agent_thought_chunk")
-            content = {"type": "text", "text": entry.get("text", "")}
+        for role, text in self._history(session_id):
+            kind = kinds.get(role, "agent_thought_chunk")
+            content = {"type": "text", "text": text}
             await self.update(session_id, {"sessionUpdate": kind, "content": content})
-        await self._open(session_id, params["cwd"])
-        return {}
+        return await self._open(session_id, params["cwd"])
+
+    def _history(self, session_id: Any) -> list[tuple[str, str]]:
+        """A stored session's history as (role, text); an unknown one: mm's error."""
+        if self.showcase is not None:
+            found = self.showcase.history(str(session_id))
+            if found is not None:
+                return found
+        entries = self._stored(session_id).get("history") or []
+        return [(str(e.get("role")), str(e.get("text", ""))) for e in entries]
 
     async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
         session_id = params.get("sessionId")
-        self._stored(session_id)
-        await self._open(session_id, params["cwd"])
-        return {}
+        self._history(session_id)
+        return await self._open(session_id, params["cwd"])
+
+    async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.showcase is not None
+        try:
+            return self.showcase.set_mode(params["sessionId"], params["modeId"])
+        except ValueError as exc:
+            raise wire.invalid_params(str(exc)) from None
+
+    async def set_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.showcase is not None
+        try:
+            return self.showcase.set_option(
+                params["sessionId"], params["configId"], params.get("value")
+            )
+        except ValueError as exc:
+            raise wire.invalid_params(str(exc)) from None
 
     async def close_session(self, params: dict[str, Any]) -> dict[str, Any]:
         self.sessions.pop(params.get("sessionId"), None)
@@ -252,6 +300,9 @@ class ScriptedMM(ToolCalls):
         finally:
             if session.turn is running:
                 session.turn = None
+        if self.showcase is not None:
+            for update in self.showcase.after_turn(session.id, text, "".join(turn.answer)):
+                await self.update(session.id, update)
         output = sum(len(part) for part in turn.answer)
         usage = {
             "inputTokens": len(text),
@@ -270,6 +321,10 @@ class ScriptedMM(ToolCalls):
     async def _run(self, turn: Turn, text: str) -> str:
         if self.config.fake.get("demo") and is_plain(text):
             text = tour_script(text)
+        return await self.run_script(turn, text)
+
+    async def run_script(self, turn: Turn, text: str) -> str:
+        """Each line of ``text`` as the model's next step; ``cancelled`` ends the turn so."""
         for line in text.splitlines():
             if not line.strip():
                 continue
@@ -295,8 +350,20 @@ class ScriptedMM(ToolCalls):
                 text = "\n" + text
             turn.fresh_line = False
             turn.answer.append(text)
-        content = {"type": "text", "text": text}
-        await self.update(turn.session.id, {"sessionUpdate": kind, "content": content})
+        gap = self.showcase.word_gap(turn.session.id) if self.showcase else 0.0
+        for piece in re.findall(r"\S*\s*", text)[:-1] if gap else [text]:
+            content = {"type": "text", "text": piece}
+            await self.update(turn.session.id, {"sessionUpdate": kind, "content": content})
+            if gap:
+                await asyncio.sleep(gap)
+
+    def never_asks(self, turn: Turn) -> bool:
+        return self.showcase is not None and self.showcase.never_asks(turn.session.id)
+
+    async def pause(self, turn: Turn) -> None:
+        """Between two steps of a command: nothing, unless the demo's pace is slow."""
+        if self.showcase is not None and (seconds := self.showcase.pause(turn.session.id)):
+            await asyncio.sleep(seconds)
 
     async def stream_text(self, turn: Turn, text: str, pieces: int = 3) -> None:
         size = max(1, -(-len(text) // pieces))

@@ -45,6 +45,14 @@ class ToolCalls:
     async def say(self, turn: Turn, text: str, kind: str = "agent_message_chunk") -> None:
         raise NotImplementedError
 
+    def new_call(
+        self, title: str, kind: str, status: str = "pending", **fields: Any
+    ) -> dict[str, Any]:
+        """A tool call's first ``tool_call`` (a fresh id): its title, kind, status, and any
+        other field (``rawInput``, ``locations``, ``content``)."""
+        call_id = f"call_{next(self.call_ids)}"
+        return {"toolCallId": call_id, "title": title, "kind": kind, "status": status, **fields}
+
     async def report_call(self, turn: Turn, call: dict[str, Any]) -> None:
         await self.update(turn.session.id, {"sessionUpdate": "tool_call", **call})
 
@@ -60,6 +68,10 @@ class ToolCalls:
             },
         )
 
+    def never_asks(self, turn: Turn) -> bool:
+        """Whether the session's mode allows every call without asking (the demo's ``yolo``)."""
+        return False
+
     def count(self, turn: Turn, name: str, args: Any, read: str) -> None:
         """The loop detector: the same call with the same answer, again and again."""
         key = (name, json.dumps(args, sort_keys=True, default=str), read)
@@ -73,6 +85,8 @@ class ToolCalls:
         session = turn.session
         if key in session.remembered:
             return session.remembered[key]
+        if self.never_asks(turn):
+            return True
         params = {"sessionId": session.id, "toolCall": call, "options": PERMISSION_OPTIONS}
         try:
             answer = await self.wire.request("session/request_permission", params)
@@ -124,14 +138,8 @@ class ToolCalls:
 
     async def bash(self, turn: Turn, command: str, permission_first: bool = False) -> bool:
         """The built-in bash (never run). Returns whether it was allowed."""
-        call_id = f"call_{next(self.call_ids)}"
-        call = {
-            "toolCallId": call_id,
-            "title": f"bash: {command}",
-            "kind": "execute",
-            "status": "pending",
-            "rawInput": {"command": command},
-        }
+        call = self.new_call(f"bash: {command}", "execute", rawInput={"command": command})
+        call_id = call["toolCallId"]
         if not permission_first:
             await self.report_call(turn, call)
         ok = self.config.yolo or await self.allowed(turn, "bash", call)

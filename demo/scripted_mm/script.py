@@ -12,7 +12,10 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .client_services import SERVICES
 from .client_tools import json_text
+from .edits import EDITS
+from .tour import TOUR
 from .wire import GoError, go_value
 
 if TYPE_CHECKING:
@@ -127,6 +130,17 @@ async def error(mm: ScriptedMM, turn: Turn, rest: str) -> None:
     raise ModelFailed(rest)
 
 
+async def help_text(mm: ScriptedMM, turn: Turn, rest: str) -> None:
+    """The script's commands, one a line, as its available_commands_update describes them."""
+    lines = ["The script's commands (no model runs: each line of a prompt is one):"]
+    for command in mm.commands:
+        description, hint = COMMAND_HELP.get(command[1:], ("", None))
+        usage = f"{command} {hint}" if hint else command
+        lines.append(f"- `{usage}`" + (f": {description}" if description else ""))
+    lines.append("A line without `/` is echoed; `/tour` walks you through minime.nvim.")
+    await mm.say(turn, "\n".join(lines))
+
+
 COMMANDS: dict[str, Command] = {
     "/say": say,
     "/think": think,
@@ -139,6 +153,10 @@ COMMANDS: dict[str, Command] = {
     "/bash": bash,
     "/diff": diff,
     "/error": error,
+    "/help": help_text,
+    **TOUR,
+    **SERVICES,
+    **EDITS,
 }
 
 # What the agent advertises of the script (``available_commands_update`` after a session
@@ -155,6 +173,14 @@ COMMAND_HELP: dict[str, tuple[str, str | None]] = {
     "bash": ("Run a command with the built-in bash (asks first)", "command"),
     "diff": ("An edit of a.txt whose permission shows the diff", None),
     "error": ("Make the model fail with this text", "text"),
+    "help": ("List the script's commands", None),
+    "tour": ("A step-by-step tour of minime.nvim: the next step, or step N", "[N]"),
+    "question": ("Ask you a question (mm's ask_user tool: a form)", "[question]"),
+    "run": ("Run a command in the editor's terminal (not mm's; asks first)", "command"),
+    "shell-write": ("Write a file as a shell command of mm's bash would (asks first)", "PATH TEXT"),
+    "ask-write": ("Write a file with its own edit tool, claude's way (asks first)", "PATH TEXT"),
+    "fs-write": ("Write a file through the editor (fs, not mm's; asks first)", "PATH TEXT"),
+    "locate": ("Read files at lines, naming them in locations (not mm's)", "PATH[:LINE]..."),
 }
 
 

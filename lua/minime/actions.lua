@@ -29,10 +29,11 @@ local function denied_buffer(cwd)
   return nil
 end
 
---- The prompt with the selected lines as context, naming file and lines.
+--- The prompt with the selected lines as context, naming file and lines; the selection; those
+--- lines named for the conversation ("README.md:10-14").
 local function with_context(text, range, cwd)
   if not range then
-    return text, nil
+    return text, nil, nil
   end
   local buf = vim.api.nvim_get_current_buf()
   local lines = vim.api.nvim_buf_get_lines(buf, range[1] - 1, range[2], false)
@@ -48,7 +49,8 @@ local function with_context(text, range, cwd)
     table.concat(lines, "\n")
   )
   local selection = { bufnr = buf, path = name, start_line = range[1], end_line = range[2] }
-  return context, selection
+  local span = range[1] == range[2] and tostring(range[1]) or (range[1] .. "-" .. range[2])
+  return context, selection, path .. ":" .. span
 end
 
 --- What the host needs to run an ask in `cwd`: the agent (definition `definition`, default
@@ -181,9 +183,10 @@ function M.ask(text, range, where)
   local ok, err = pcall(function()
     local payload, agent = host_payload(id)
     local cwd = payload.cwd
-    local context, selection = with_context(text, range, cwd)
+    local context, selection, lines_from = with_context(text, range, cwd)
     payload.prompt = text
     payload.context = context
+    payload.lines_from = lines_from
     -- The selection stays here; the host names the ask that starts a turn (editor/asks.lua).
     payload.ask_id = require("minime.editor.asks").new(selection, id)
     payload.queue = config.options.queue ~= false

@@ -100,7 +100,8 @@ function M.fs(method, params, cwd, reply, thread)
   return require("minime.editor.fs").call(method, params, cwd, reply, thread)
 end
 
---- The conversation float's title says whether a permission prompt waits.
+--- The conversation float's title (and the statusline) say whether a permission prompt or a
+--- question waits.
 local function turn_state()
   local turn = package.loaded["minime.ui.turn"]
   if turn then
@@ -147,12 +148,16 @@ end
 function M.elicitation(req)
   require("minime.ui.elicitation").open(req, function(action, content)
     to_host("elicitation_answer", { id = req.id, action = action, content = content })
+    turn_state()
   end)
+  turn_state()
 end
 
 --- The host withdrew question `id` (the turn was cancelled): close its float.
 function M.elicitation_close(id)
-  return require("minime.ui.elicitation").close(id)
+  local closed = require("minime.ui.elicitation").close(id)
+  turn_state()
+  return closed
 end
 
 --- :MiniMeLogin without a method: pick one of the agent's (vim.ui.select), then log in.
@@ -335,6 +340,11 @@ function M.show_log(lines)
   vim.bo[buf].modifiable = false
   -- No room for a split (E36): said plainly; the log is kept for the next :MiniMeLog.
   require("minime.ui.window").show_at_bottom(buf, "the log window", ":MiniMeLog")
+  -- At its end: the newest lines (the last messages, the agent's exit) are what one looks for.
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    api.nvim_win_set_cursor(win, { api.nvim_buf_line_count(buf), 0 })
+  end
 end
 
 return M

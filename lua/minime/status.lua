@@ -19,16 +19,25 @@ local function running()
   return require("minime.ui.turn").running_count()
 end
 
---- " · permission asked (:MiniMePermission)" while prompts wait (how many, when several).
+--- " · permission asked (:MiniMePermission)" while prompts wait, " · question asked …" while
+--- the agent's questions do (how many, when several).
 local function asking()
   local permission = package.loaded["minime.ui.permission"]
-  local n = permission and #permission.pending() or 0
-  if n == 0 then
+  local elicitation = package.loaded["minime.ui.elicitation"]
+  local said = {}
+  for _, waiting in ipairs({
+    { permission and #permission.pending() or 0, "permission", "permissions" },
+    { elicitation and #elicitation.pending() or 0, "question", "questions" },
+  }) do
+    local n = waiting[1]
+    if n > 0 then
+      said[#said + 1] = n > 1 and (n .. " " .. waiting[3]) or waiting[2]
+    end
+  end
+  if #said == 0 then
     return ""
   end
-  return (" · %s asked (:MiniMePermission)"):format(
-    n > 1 and (n .. " permissions") or "permission"
-  )
+  return (" · %s asked (:MiniMePermission)"):format(table.concat(said, " and "))
 end
 
 --- " · 2 running · 1 waits" when there are several threads (minime.threads), else "".

@@ -18,7 +18,7 @@ permission.open = function(req, on_answer)
 end
 vim.ui.select = function(items, opts, on_choice)
   local labels = {}
-  for i, item in ipairs(items) do labels[i] = opts.format_item(item) end
+  for i, item in ipairs(items) do labels[i] = (opts.format_item or tostring)(item) end
   table.insert(_G.picks, { prompt = opts.prompt, labels = labels })
   _G.pick = function(i) on_choice(items[i], i) end
 end

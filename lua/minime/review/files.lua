@@ -85,13 +85,13 @@ local function restore(h, rel)
       vim.cmd("silent edit!")
     end)
   end
-  say("restored " .. rel)
   return true
 end
 
 --- Put the baseline back: remove a created file (once the user confirms), write a deleted one.
 ---@param h minime.review.Hunk
----@param done fun() called once it is done (not when the user keeps the file)
+---@param done fun(said: string) called once it is done (not when the user keeps the file),
+--- with what it did in words
 function M.reject(h, done)
   local rel = vim.fn.fnamemodify(h.path, ":~:.")
   if h.kind == "unsure" then
@@ -100,7 +100,7 @@ function M.reject(h, done)
       vim.log.levels.WARN
     )
   elseif h.kind == "deleted" then
-    return restore(h, rel) and done()
+    return restore(h, rel) and done("restored " .. rel)
   end
   require("minime.ui.pick").select({ "Delete " .. rel, "Keep it" }, {
     prompt = ("Delete %s, which the agent created?"):format(rel),
@@ -119,11 +119,10 @@ function M.reject(h, done)
     if not ok then
       return say("cannot delete " .. rel .. ": " .. tostring(err), vim.log.levels.WARN)
     end
-    if buf then
-      pcall(api.nvim_buf_delete, buf, { force = true }) -- unmodified: M.changed said so
+    if buf then -- unmodified (M.changed said so); its windows stay, showing another buffer
+      require("minime.ui.window").delete_buffer(buf)
     end
-    say("deleted " .. rel)
-    done()
+    done("deleted " .. rel)
   end)
 end
 

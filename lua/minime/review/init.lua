@@ -192,14 +192,37 @@ local function keep(r, h)
   r.turns[1].texts[h.path] = vim.deepcopy(kept)
 end
 
+--- What an accept or reject did, in words: "the hunk at a.txt:3", "3 hunks of a.txt".
+---@param list minime.review.Hunk[]
+local function which(list)
+  local rel = vim.fn.fnamemodify(list[1].path, ":~:.")
+  if #list > 1 then
+    return ("%d hunks of %s"):format(#list, rel)
+  elseif list[1].kind then
+    return rel
+  end
+  return ("the hunk at %s:%d"):format(rel, (hunks.range(list[1]) or 0) + 1)
+end
+
+--- How much of the review is left, for the end of that one line.
+---@param r minime.review.Review
+local function left(r)
+  local n = #r.hunks
+  return n == 0 and "nothing left to review" or ("%d left to review"):format(n)
+end
+
 --- :MiniMeAccept[!]: keep the hunk under the cursor (!: every hunk of the file).
 function M.accept(bang)
   local r, list = hunks_here(bang)
-  for _, h in ipairs(list or {}) do
-    ---@cast r minime.review.Review
+  if not r or not list then
+    return
+  end
+  local what = which(list)
+  for _, h in ipairs(list) do
     keep(r, h)
     drop(r, h)
   end
+  say(("kept %s (%s)"):format(what, left(r)))
 end
 
 local function on_disk(buf)
@@ -224,8 +247,9 @@ function M.reject(bang)
         vim.log.levels.WARN
       )
     elseif h.kind then
-      return files.reject(h, function()
+      return files.reject(h, function(done)
         drop(r, h)
+        say(("%s (%s)"):format(done, left(r)))
       end)
     elseif hunks.changed(h) then
       local row = hunks.range(h)
@@ -242,6 +266,7 @@ function M.reject(bang)
   -- written to the file since it was read): then `write!` cannot lose anything, and never asks.
   local disk = on_disk(buf)
   local in_step = vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false))
+  local what = which(list)
   -- Bottom up: a restored hunk never moves the rows of those still to restore.
   table.sort(list, function(a, b)
     return (hunks.range(a) or 0) > (hunks.range(b) or 0)
@@ -260,10 +285,12 @@ function M.reject(bang)
       end)
     end
     if not ok then
-      say("reverted, not saved: " .. tostring(err), vim.log.levels.WARN)
+      say(("reverted %s, not saved: %s"):format(what, tostring(err)), vim.log.levels.WARN)
+    else
+      say(("reverted %s and saved (%s)"):format(what, left(r)))
     end
   else
-    say("reverted in the buffer, not saved: it holds other unsaved edits")
+    say(("reverted %s in the buffer, not saved: it holds other unsaved edits"):format(what))
   end
 end
 

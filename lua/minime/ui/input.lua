@@ -1,4 +1,5 @@
---- The input float (the prompt box): one line that grows, up to MAX_LINES, as lines are added.
+--- The input float (the prompt box): one row that grows with its text, wrapped lines counted
+--- row by row, up to MAX_LINES rows; past them it scrolls (the cursor's row stays in view).
 ---
 --- <CR> (insert or normal mode) submits the whole text; <C-j> (and <S-CR> where the terminal
 --- sends it) inserts a newline. <Esc> in insert mode goes to normal mode, to edit a long prompt
@@ -16,8 +17,20 @@ local M = {}
 
 -- Its width (a fraction (<= 1) of the editor, or columns) and border: not options.
 local LAYOUT = { width = 0.6, border = "rounded" }
--- The float grows with its text up to this many lines (then it scrolls).
+-- The float grows with its text up to this many rows (then it scrolls).
 local MAX_LINES = 8
+
+--- The screen rows `lines` take in a window `width` columns wide with 'wrap' (at least one).
+---@param lines string[]
+---@param width integer
+---@return integer
+local function rows(lines, width)
+  local n = 0
+  for _, line in ipairs(lines) do
+    n = n + math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / math.max(width, 1)))
+  end
+  return n
+end
 
 ---@class minime.input.Opts
 ---@field prompt_title? string shown in the border
@@ -29,12 +42,11 @@ local MAX_LINES = 8
 ---@field cwd? string the ask's cwd: `@` completes its files (ui/complete_mentions.lua)
 
 ---@param opts minime.input.Opts
----@param n integer lines of text
-local function win_config(opts, n)
-  local height = math.max(1, math.min(n, MAX_LINES))
+---@param lines string[] its text
+local function win_config(opts, lines)
   local base = {
     width = LAYOUT.width,
-    height = height,
+    height = MAX_LINES,
     border = LAYOUT.border,
     zindex = 70,
     footer = " <CR> send · <Esc><Esc> close · <C-j> newline ",
@@ -43,16 +55,18 @@ local function win_config(opts, n)
   base.title = title and (" " .. title .. " ") or nil
   local anchor = opts.anchor
   if window.here(anchor) then
-    local cfg = window.centered(base, height)
+    local cfg = window.centered(base, 1)
     local aw = api.nvim_win_get_width(anchor)
     local ah = api.nvim_win_get_height(anchor)
     cfg.relative, cfg.win = "win", anchor
     cfg.width = math.max(aw - 2, 10)
+    local height = math.max(1, math.min(rows(lines, cfg.width), MAX_LINES))
     cfg.height = math.max(1, math.min(height, ah - 2))
     cfg.row, cfg.col = math.max(ah - cfg.height - 2, 0), 0
     return cfg
   end
-  return window.centered(base, height)
+  local width = window.centered(base, 1).width
+  return window.centered(base, math.max(1, math.min(rows(lines, width), MAX_LINES)))
 end
 
 --- Put `token` in the input at its cursor (after the character under it in normal mode),
@@ -88,7 +102,7 @@ function M.open(opts)
   require("minime.ui.complete").attach(buf, opts.cwd)
 
   local prev = api.nvim_get_current_win()
-  local win = window.open_float(buf, true, win_config(opts, #lines))
+  local win = window.open_float(buf, true, win_config(opts, lines))
   api.nvim_win_set_cursor(win, { #lines, #lines[#lines] })
   vim.wo[win].wrap = true
   vim.cmd("startinsert!")
@@ -157,7 +171,14 @@ function M.open(opts)
     callback = function()
       text_now()
       if api.nvim_win_is_valid(win) then
-        window.reconfig(win, win_config(opts, api.nvim_buf_line_count(buf)))
+        local now = api.nvim_buf_get_lines(buf, 0, -1, false)
+        local cfg = win_config(opts, now)
+        window.reconfig(win, cfg)
+        if rows(now, cfg.width) <= cfg.height then -- all of it fits: none scrolled out of view
+          api.nvim_win_call(win, function()
+            vim.fn.winrestview({ topline = 1 })
+          end)
+        end
       end
     end,
   })

@@ -239,6 +239,7 @@ end
 ---@param asked string e.g. "permission asked"
 ---@param what string e.g. the request's title
 ---@param how string e.g. ":MiniMePermission to answer"
+---@return string said the message as shown (ui/say.lua's withdraw clears it once answered)
 function M.ring(asked, what, how)
   what = require("minime.ui.printable").line(what, 121) -- the agent's words: printable
   local head, tail = "minime: " .. asked .. ": ", " — " .. how
@@ -249,7 +250,7 @@ function M.ring(asked, what, how)
       what = vim.fn.strcharpart(what, 0, vim.fn.strchars(what) - 2) .. "…"
     end
   end
-  require("minime.ui.say").say(head .. what .. tail, vim.log.levels.WARN)
+  return require("minime.ui.say").say(head .. what .. tail, vim.log.levels.WARN)
 end
 
 return M

@@ -27,9 +27,24 @@ function M.fit(text, width)
   return vim.fn.strcharpart(line, 0, math.min(cut, n)) .. "…"
 end
 
---- Tell the user `text` (level: a vim.log.levels value).
+-- The last message said, as shown, while it may still be on the command line.
+---@type string?
+local shown = nil
+
+--- Clear the command line if it still shows `text` (said by `say`, nothing said since): a
+--- "permission asked" once the prompt is answered.
+---@param text string
+function M.withdraw(text)
+  if shown ~= nil and shown == text and #vim.api.nvim_list_uis() > 0 then
+    shown = nil
+    vim.api.nvim_echo({ { "" } }, false, {})
+  end
+end
+
+--- Tell the user `text` (level: a vim.log.levels value). Returns the text as shown.
 ---@param text string
 ---@param level? integer
+---@return string
 function M.say(text, level)
   text = require("minime.ui.printable").text(tostring(text))
   M.history[#M.history + 1] = text
@@ -37,10 +52,15 @@ function M.say(text, level)
     table.remove(M.history, 1)
   end
   if #vim.api.nvim_list_uis() > 0 then
+    -- Right after a prompt (vim.ui.select's inputlist: :MiniMeReject's "Delete …?") the
+    -- message would scroll below it into a hit-enter prompt: the screen is redrawn first.
+    pcall(vim.cmd.redraw)
     -- v:echospace: the columns a message has without scrolling (showcmd, ruler excluded).
     text = M.fit(text, math.max(vim.v.echospace, 20))
   end
+  shown = text
   vim.notify(text, level or vim.log.levels.INFO)
+  return text
 end
 
 return M

@@ -352,6 +352,34 @@ function M.clear_the_view()
   end
 end
 
+--- Delete `buf` without closing a window: each window showing it shows another buffer first
+--- (its alternate one if listed, else the last listed one used, else a new empty one). Deleting
+--- a buffer closes its windows, and the user's code window is never the plugin's to close.
+---@param buf integer
+function M.delete_buffer(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    api.nvim_win_call(win, function()
+      local alt = vim.fn.bufnr("#")
+      if alt > 0 and alt ~= buf and vim.bo[alt].buflisted then
+        api.nvim_win_set_buf(win, alt)
+        return
+      end
+      local recent = vim.tbl_filter(function(info)
+        return info.bufnr ~= buf
+      end, vim.fn.getbufinfo({ buflisted = 1 }))
+      table.sort(recent, function(a, b)
+        return a.lastused > b.lastused
+      end)
+      if recent[1] then
+        api.nvim_win_set_buf(win, recent[1].bufnr)
+      else
+        vim.cmd("enew")
+      end
+    end)
+  end
+  pcall(api.nvim_buf_delete, buf, { force = true })
+end
+
 --- Go to `buf`'s window, else show it in a split at the bottom, with the turn floats hidden
 --- (clear_the_view); no room for a split (E36) is said plainly, naming `what` and `again`.
 ---@param buf integer

@@ -5,7 +5,9 @@ Every request the library makes of the agent goes through :meth:`Connection.requ
 is decided here alone:
 
 - it died (exited, or its pipes broke): ``<label> exited: exit status N (last stderr line: …)``,
-  the same error every session's turn ends with;
+  the same error every session's turn ends with (the line: one it wrote since the last request,
+  if any: an older one — its banner, a session's tool list — says nothing of the death); it is
+  logged too, so that the log says how the agent ended;
 - it refused: ``<what> failed: <its JSON-RPC error in its own words>`` (ACP's auth-required
   error, while a session opens: :class:`~minime.errors.AuthRequired`);
 - it did not answer in time: ``<binary> did not answer <what> within N s``.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -29,6 +32,7 @@ from .process import AgentProcess
 from .transport import LineTransport
 
 T = TypeVar("T")
+log = logging.getLogger("minime")
 # How long a broken connection waits for the agent's exit status before it stops the agent.
 EXIT_WAIT = 2.0
 
@@ -66,6 +70,8 @@ class Connection:
         self._interrupted: set[asyncio.Task[Any]] = set()  # ...that its end cancelled
         self._watch: asyncio.Task[None] | None = None
         self._ended: asyncio.Task[None] | None = None
+        # The agent's stderr lines written before the last request: what its death leaves out.
+        self._stderr_mark = 0
 
     @property
     def binary(self) -> str:
@@ -73,7 +79,9 @@ class Connection:
 
     @property
     def label(self) -> str:
-        return os.path.basename(self.binary)
+        """The agent in messages about its process: its definition's label (``qwen-code``),
+        else its binary (``mm``), never the interpreter that runs it alone (``python``)."""
+        return self.definition_label or os.path.basename(self.binary)
 
     @property
     def agent_name(self) -> str:
@@ -131,6 +139,8 @@ class Connection:
             self.check_alive()
         task = asyncio.current_task()
         assert task is not None
+        if self.process is not None:
+            self._stderr_mark = self.process.stderr_count
         self._waiting.add(task)
         try:
             return await work
@@ -246,7 +256,9 @@ class Connection:
 
     def _exited(self) -> Error:
         assert self.process is not None
-        return Error(f"{self.label} exited: {self.process.exit_text()}{self.stderr_hint()}")
+        line = self.process.stderr_line_since(self._stderr_mark)
+        hint = f" (last stderr line: {line})" if line else ""
+        return Error(f"{self.label} exited: {self.process.exit_text()}{hint}")
 
     async def _watch_exit(self) -> None:
         assert self.process is not None
@@ -255,6 +267,7 @@ class Connection:
             self._die(self._exited())
 
     def _die(self, error: Error) -> None:
+        log.warning("%s", error)  # the log says how the agent ended, whoever reads it
         self.death = error
         self._on_death(error)
         self._interrupt()

@@ -73,6 +73,7 @@ class AgentProcess:
         self.start_time = seen.start if seen is not None else None
         AgentProcess.running.add(self)
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_RING_LINES)
+        self.stderr_count = 0  # lines written so far (the ring keeps the last ones)
         self._on_stderr = on_stderr
         self._drain = asyncio.get_running_loop().create_task(self._drain_stderr())
         self._exit_seen: asyncio.Task[None] | None = None
@@ -112,7 +113,12 @@ class AgentProcess:
 
     @property
     def last_stderr_line(self) -> str:
-        for line in reversed(self.stderr_lines):
+        return self.stderr_line_since(0)
+
+    def stderr_line_since(self, count: int) -> str:
+        """The last non-blank stderr line written after the first ``count`` lines ("": none)."""
+        newer = self.stderr_count - count
+        for line in reversed(list(self.stderr_lines)[-newer:] if newer > 0 else []):
             if line.strip():
                 return line
         return ""
@@ -149,6 +155,7 @@ class AgentProcess:
     def _emit(self, raw: bytes) -> None:
         line = raw[:STDERR_LINE_MAX].decode("utf-8", "replace").rstrip("\r")
         self.stderr_lines.append(line)
+        self.stderr_count += 1
         if self._on_stderr is not None:
             try:
                 self._on_stderr(line)

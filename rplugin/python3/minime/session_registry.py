@@ -55,6 +55,9 @@ class SessionRegistry:
         self._mcp = mcp
         self._terminals = terminals
         self._cancel_timeout = cancel_timeout
+        # The titles the last session/list gave: a session reopened keeps its own until the
+        # agent names another (an agent rarely sends session_info_update on load).
+        self._listed_titles: dict[str, str] = {}
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -124,6 +127,12 @@ class SessionRegistry:
                 replay()
         self._end_open(opening, session_id)
         session.inbound.take_answer(answer)
+        listed = self._listed_titles.get(session_id)
+        if session.title is None and listed:
+            from acp.schema import SessionInfoUpdate
+
+            update = SessionInfoUpdate(session_update="session_info_update", title=listed)
+            session.inbound.update(update)  # as if the agent had said it
         return session
 
     def replay_over(self, session_id: Any) -> None:
@@ -158,9 +167,15 @@ class SessionRegistry:
         where = os.path.abspath(cwd or self._cwd)
         response = await connection.request("session/list", connection.rpc.list_sessions(cwd=where))
         try:
-            return [dump(item) for item in response.sessions]
+            found = [dump(item) for item in response.sessions]
         except Exception as exc:  # an answer of the wrong shape
             raise await connection.failure("session/list", exc) from None
+        self._listed_titles = {
+            str(item["sessionId"]): item["title"]
+            for item in found
+            if item.get("sessionId") and isinstance(item.get("title"), str) and item["title"]
+        }
+        return found
 
     async def manage(self, method: str, session_id: str) -> None:
         """``session/close`` or ``session/delete`` (the SDK 0.12.1 has no method for this one:

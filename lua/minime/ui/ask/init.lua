@@ -34,6 +34,7 @@ local M = {}
 ---@field shown_from? integer the window current when it showed
 ---@field filling? boolean a step of the kind's own is open: the float's keys wait
 ---@field done? boolean
+---@field rung? string the "permission asked" message said for it (withdrawn once answered)
 
 ---@class minime.ask.Words
 ---@field noun string what one ask is ("permission prompt", "question")
@@ -152,6 +153,9 @@ function Asker:answer(p, ...)
     self.queue.shown = nil
   end
   local back = self:teardown(p)
+  if p.rung then -- "permission asked: …" goes once it is answered
+    require("minime.ui.say").withdraw(p.rung)
+  end
   local ok, err = pcall(p.on_answer, ...)
   if not ok then
     self:record(self.spec.words.answer_failed, err, vim.log.levels.ERROR)
@@ -206,7 +210,7 @@ function Asker:show(p, answering)
     enter, p.live_at = false, nil
   end
   if not enter then
-    focus.ring(spec.words.asked, spec.title(p), ":MiniMePermission to answer")
+    p.rung = focus.ring(spec.words.asked, spec.title(p), ":MiniMePermission to answer")
     focus.watch(p, function()
       if not p.done and self.queue.shown == p then
         self:take_focus(p)

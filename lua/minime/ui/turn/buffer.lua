@@ -161,6 +161,20 @@ function M.make(t)
   t.block, t.thinking, t.plan = nil, nil, nil
   t.regions, t.tools = {}, {}
   M.by_buf[buf] = t
+  -- `:bd` in the panel unloads the conversation: its text is kept (for the next showing, as
+  -- plain text) and the user told, never erased silently.
+  api.nvim_create_autocmd("BufUnload", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if M.by_buf[buf] == t and vim.v.exiting == vim.NIL then
+        t.unloaded = api.nvim_buf_get_lines(buf, 0, -1, false)
+        require("minime.ui.say").say(
+          "minime: the conversation is hidden, not erased (:MiniMeToggle shows it again)"
+        )
+      end
+    end,
+  })
   markdown.warm()
   M.highlight(t, false) -- the regex syntax FileType loaded, or a parser a FileType autocmd started
 end
@@ -185,6 +199,7 @@ function M.renew(t)
   -- in another page's only window would close that page); any other window of it closes.
   for _, win in ipairs(vim.fn.win_findbuf(old)) do
     if win == shown or api.nvim_win_get_config(win).relative == "" then
+      vim.wo[win].winfixbuf = false -- the conversation's own window ('winfixbuf': float.lua)
       api.nvim_win_set_buf(win, t.buf)
       float.adopt(t, win)
     end

@@ -15,6 +15,8 @@ local M = {}
 
 -- Blocks of these kinds follow one another without a blank line between them.
 local tight = { tool = true, notice = true }
+-- The blocks that are markdown (the agent's words): its thinking too, never shown raw.
+local markdown_kinds = { text = true, thinking = true }
 
 local function close_thinking(t)
   local id = t.thinking
@@ -45,7 +47,7 @@ end
 ---@param t minime.turn.Turn
 ---@param kind string
 function M.start_block(t, kind)
-  if t.block == "text" then
+  if markdown_kinds[t.block] then
     markdown.close(t)
   end
   close_thinking(t)
@@ -58,7 +60,7 @@ function M.start_block(t, kind)
     end
   end
   t.block = kind
-  if kind == "text" then
+  if markdown_kinds[kind] then
     markdown.open(t)
   end
 end
@@ -121,7 +123,7 @@ function M.add_text(t, kind, s, message_id)
     end
   end
   append(t, text.break_long_lines(t.col, s))
-  if kind == "text" then
+  if markdown_kinds[kind] then
     markdown.grow(t)
   end
 end

@@ -26,6 +26,11 @@ local win_options = {
   foldexpr = "v:lua.require'minime.ui.turn'.foldexpr()",
   foldtext = "v:lua.require'minime.ui.turn'.foldtext()",
   fillchars = "eob: ,fold: ",
+  -- A file never opens in the conversation's window (:cc, :edit go to a code window, or fail).
+  winfixbuf = true,
+  -- A float opened from the panel inherits its 'winbar' (the title, drawn twice then); the
+  -- panel sets its own again (panel.restate).
+  winbar = "",
 }
 
 --- Whether the float or panel shows `layout`'s way ("split" for the panel).
@@ -135,11 +140,18 @@ function M.config(t)
   return center and window.centered(opts) or window.side(opts)
 end
 
---- Put the cursor on the last line.
+--- Put the cursor on the last line; the asks queued under it (virtual lines below the last
+--- line, minime.ui.turn.queued) are scrolled into view too, which the cursor alone never does.
 ---@param t minime.turn.Turn
 function M.follow(t)
   local last = api.nvim_buf_line_count(api.nvim_win_get_buf(t.win))
-  api.nvim_win_set_cursor(t.win, { math.min(t.row + 1, last), 0 })
+  local row = math.min(t.row + 1, last)
+  api.nvim_win_set_cursor(t.win, { row, 0 })
+  if row == last and t.queued and #t.queued > 0 then
+    api.nvim_win_call(t.win, function()
+      vim.cmd("normal! zb")
+    end)
+  end
 end
 
 --- Whether the end of the text is in view: then the float follows the stream (the cursor can
@@ -224,6 +236,7 @@ end
 function M.switch(from, t)
   local win = from.win
   from.win = nil
+  vim.wo[win].winfixbuf = false -- set again by adopt: the window holds the conversation shown
   api.nvim_win_set_buf(win, t.buf)
   t.win = win
   if not panel.is_split(win) then

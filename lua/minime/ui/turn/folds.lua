@@ -10,6 +10,9 @@ local fold_asks = buffer.fold_asks
 
 local M = {}
 
+-- The fewest cells of a tool's title a closed fold keeps when it cuts it.
+local TITLE_MIN = 10
+
 -- The rows of a fold mark: first and last (nil when it is no fold: one line, a tool without a
 -- body yet).
 local function span(m)
@@ -100,8 +103,43 @@ function M.expr()
   return "0"
 end
 
---- The chunks of the closed fold's text.
----@return table
+--- `chunks` cut to the window's width by shortening chunk `i` (the title) with "…": the status
+--- and the "▸ N lines" after it stay on screen (Neovim cut a long title's fold at the window's
+--- edge, and with them the tool's state and the sign that it is a closed fold).
+---@param chunks table[]
+---@param i integer
+---@return table[]
+local function fit(chunks, i)
+  local width = api.nvim_win_get_width(0) - vim.fn.getwininfo(api.nvim_get_current_win())[1].textoff
+  local used = 0
+  for _, c in ipairs(chunks) do
+    used = used + vim.fn.strdisplaywidth(c[1])
+  end
+  local title = chunks[i] and chunks[i][1]
+  if title and used > width then
+    -- At least TITLE_MIN cells of it: in a window too narrow for all, its end is cut instead.
+    local keep = math.max(vim.fn.strdisplaywidth(title) - (used - width) - 1, TITLE_MIN)
+    if keep < vim.fn.strchars(title) then
+      chunks[i][1] = vim.fn.strcharpart(title, 0, keep) .. "…"
+    end
+  end
+  return chunks
+end
+
+--- A line of markdown as it reads (a fold's text cannot conceal): `**bold**`, `` `code` ``,
+--- `[text](url)` and a heading's or list item's marker without their markers.
+---@param line string
+---@return string
+local function plain(line)
+  line = line:gsub("^#+%s+", ""):gsub("^[-*+]%s+", "")
+  line = line:gsub("%[([^%]]*)%]%([^)]*%)", "%1")
+  line = line:gsub("%*%*(.-)%*%*", "%1"):gsub("__(.-)__", "%1"):gsub("`+([^`]*)`+", "%1")
+  return line
+end
+
+--- The chunks of the closed fold's text, and which of them is a title to cut to the window.
+---@return table chunks
+---@return integer? title
 local function chunks_of_fold()
   local buf = api.nvim_get_current_buf()
   local t = by_buf[buf]
@@ -119,21 +157,14 @@ local function chunks_of_fold()
       chunks[#chunks + 1] = { line:sub(s[1] + 1, s[2]), s[3] }
       pos = s[2]
     end
-    -- The status first (after the gear): a narrow float cuts the end of the line, and the
-    -- status is what a closed fold must show.
-    local status = table.remove(chunks)
-    table.remove(chunks) -- the space before it
-    local gear = chunks[1][1]:match("^⚙ ") or ""
-    chunks[1][1] = chunks[1][1]:sub(#gear + 1)
-    table.insert(chunks, 1, { gear, chunks[1][2] })
-    table.insert(chunks, 2, status)
-    table.insert(chunks, 3, { " ", "MiniMeFold" })
+    -- As the header line reads (the status where an open tool's line has it: in one place),
+    -- its title cut so that the status and "▸ N lines" stay in a narrow window.
     chunks[#chunks + 1] = { ("  ▸ %d line%s"):format(n - 1, n == 2 and "" or "s"), "MiniMeFold" }
-    return chunks
+    return chunks, 1
   end
   return {
     { "▸ thinking ", "MiniMeFold" },
-    { require("minime.ui.printable").line(vim.trim(line), 200), "MiniMeThinking" },
+    { plain(vim.trim(line)), "MiniMeThinking" },
     { ("  (%d lines)"):format(n), "MiniMeFold" },
   }
 end
@@ -143,11 +174,11 @@ end
 ---@return string|table
 function M.text()
   local line = require("minime.ui.printable").line
-  local chunks = chunks_of_fold()
-  for _, chunk in ipairs(chunks) do
-    chunk[1] = line(chunk[1], math.huge)
+  local chunks, title = chunks_of_fold()
+  for i, chunk in ipairs(chunks) do
+    chunk[1] = line(chunk[1], i == title and math.huge or 200)
   end
-  return chunks
+  return title and fit(chunks, title) or chunks
 end
 
 return M

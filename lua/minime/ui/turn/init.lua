@@ -96,6 +96,7 @@ local MAX_ERRORS = 100
 ---@field message_id? string the agent's id of the message the last text block belongs to
 ---@field thinking? integer extmark of the thinking region still growing at the end
 ---@field quote_next? boolean the next user chunk starts a quoted line
+---@field unloaded? string[] its text when `:bd` unloaded the buffer, until shown again
 ---@field regions table<integer, minime.turn.Tool|"thinking"> fold regions, by extmark id
 ---@field tools table<string, minime.turn.Tool>
 ---@field plan? {mark: integer, n: integer, last_len: integer}
@@ -152,7 +153,16 @@ local function get_turn(key)
     buffer.forget(t.buf)
     float.hide(t)
     buffer.make(t)
-    t.past = {}
+    local kept = t.unloaded -- `:bd`: its text comes back (plain: its marks went with it)
+    t.unloaded = nil
+    if kept then
+      vim.bo[t.buf].modifiable = true
+      api.nvim_buf_set_lines(t.buf, 0, -1, false, kept)
+      vim.bo[t.buf].modifiable = false
+      buffer.sync_end(t)
+    else
+      t.past = {}
+    end
   end
   return t
 end
@@ -192,9 +202,10 @@ end
 ---@return boolean
 function M.open(key)
   local t = find(key)
-  if not t or not api.nvim_buf_is_loaded(t.buf) then
+  if not t or not (api.nvim_buf_is_loaded(t.buf) or t.unloaded) then
     return false
   end
+  t = get_turn(t.key) -- a conversation `:bd` unloaded comes back
   last_key = t.key
   if visible(t) then
     return true

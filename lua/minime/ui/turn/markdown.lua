@@ -359,7 +359,7 @@ function M.grow(t)
   end
 end
 
---- The text block ends (another block starts, or the turn ends): queue the rest of it.
+--- The text (or thinking) block ends (another block starts, or the turn ends): queue the rest.
 ---@param t minime.turn.Turn
 function M.close(t)
   local from = t.md_from
@@ -367,10 +367,9 @@ function M.close(t)
     return
   end
   t.md_from, t.md_scan, t.md_fence = nil, nil, nil
-  local last = t.row
-  if t.col == 0 and last > from then
-    last = last - 1
-  end
+  -- The last line, when empty, is where the next block goes (a tool's header line, whose file
+  -- names are no markdown: `__init__.py` is no bold "init"): not this block's.
+  local last = t.col == 0 and t.row - 1 or t.row
   M.queue(t.buf, from, last)
 end
 

@@ -24,10 +24,74 @@ local panel_options = {
   winfixwidth = true,
 }
 
---- The panel's width in columns now: `window.width` of the editor (nil: 0.4), at least 20.
+-- The width the user gave the panel (a resize of its window), kept for its next opening
+-- while `window.width` is the one it overrode.
+---@type {width: integer, over: number?}?
+M.chosen = nil
+-- Per panel window: the width it was opened at, and the code columns' widths before it came.
+---@type table<integer, {width: integer, columns: {win: integer, width: integer}[]}>
+local opened = {}
+
+--- The panel's width in columns now: the one the user gave it, else `window.width` of the
+--- editor (nil: 0.4); at least 20, and room left for the code.
 ---@return integer
 function M.width()
-  return window.size(config.options.window.width or 0.4, vim.o.columns, 20)
+  local option = config.options.window.width
+  local chosen = M.chosen and M.chosen.over == option and M.chosen.width or nil
+  local wanted = chosen or window.size(option or 0.4, vim.o.columns, 20)
+  return math.max(math.min(wanted, vim.o.columns - 21), math.min(20, vim.o.columns))
+end
+
+--- The top-level columns of the current tab page's layout (a window of each) and their
+--- widths: what the panel takes its room from, and gives it back to.
+---@return {win: integer, width: integer}[]
+local function columns()
+  local layout = vim.fn.winlayout()
+  local out = {}
+  if layout[1] ~= "row" then
+    return out
+  end
+  for _, child in ipairs(layout[2]) do
+    local node = child
+    while node[1] ~= "leaf" do
+      node = node[2][1]
+    end
+    local win = node[2]
+    if api.nvim_win_get_config(win).relative == "" then
+      out[#out + 1] = { win = win, width = api.nvim_win_get_width(win) }
+    end
+  end
+  return out
+end
+
+--- Give `cols` the widths `want` (left to right; the last column takes what is left).
+---@param cols {win: integer, width: integer}[]
+---@param want integer[]
+local function set_widths(cols, want)
+  for i = 1, #cols - 1 do
+    if api.nvim_win_is_valid(cols[i].win) then
+      pcall(api.nvim_win_set_width, cols[i].win, math.max(want[i], 1))
+    end
+  end
+end
+
+--- The code columns share the room the panel left them in the proportions they had (the
+--- panel took its columns from the rightmost one alone: 80|79 became 80|14).
+---@param before {win: integer, width: integer}[]
+---@param panel integer
+local function spread(before, panel)
+  local total, now = 0, {}
+  for _, c in ipairs(before) do
+    total = total + c.width
+  end
+  local room = total - api.nvim_win_get_width(panel) - 1
+  if #before < 2 or room < #before then
+    return
+  end
+  for i, c in ipairs(before) do
+    now[i] = math.floor(c.width * room / total + 0.5)
+  end
+  set_widths(before, now)
 end
 
 --- Whether `win` is a normal (not floating) window.
@@ -102,15 +166,23 @@ end
 ---@param enter boolean
 ---@return integer? win
 function M.open(buf, enter)
+  local before = columns()
+  local width = M.width()
+  -- Opened no wider than the rightmost column can give (more, and Neovim made every window
+  -- the same width), then widened: the columns share what it takes (spread).
+  local rightmost = before[#before] and before[#before].width - 2 or width
   local ok, win = window.quietly(api.nvim_open_win, buf, enter, {
     split = "right",
     win = -1, -- the whole editor's right, not one window's
-    width = M.width(),
+    width = math.max(math.min(width, rightmost), 1),
   })
   if not ok then
     return nil
   end
   M.set_options(win)
+  pcall(api.nvim_win_set_width, win, width)
+  spread(before, win)
+  opened[win] = { width = api.nvim_win_get_width(win), columns = before }
   return win
 end
 
@@ -127,6 +199,43 @@ end
 ---@param win integer
 function M.resize(win)
   pcall(api.nvim_win_set_width, win, M.width())
+  if opened[win] then
+    opened[win].width = api.nvim_win_get_width(win)
+  end
+end
+
+--- Before the panel `win` closes: a width the user gave it is kept for the next opening.
+---@param win integer
+---@return {win: integer, width: integer}[]? the code columns' widths before it opened
+local function leaving(win)
+  local seen = opened[win]
+  opened[win] = nil
+  if not seen then
+    return nil
+  end
+  local width = api.nvim_win_get_width(win)
+  if width ~= seen.width then
+    M.chosen = { width = width, over = config.options.window.width }
+  end
+  return seen.columns
+end
+
+--- The code columns back to the widths they had before the panel opened, if they are the
+--- same windows as then (none closed or added since).
+---@param before {win: integer, width: integer}[]?
+local function give_back(before)
+  local now = columns()
+  if not before or #before ~= #now then
+    return
+  end
+  local want = {}
+  for i, c in ipairs(before) do
+    if now[i].win ~= c.win then
+      return
+    end
+    want[i] = c.width
+  end
+  set_widths(now, want)
 end
 
 --- Close the panel `win` of the current tab page. The last window of its tab page cannot
@@ -144,9 +253,13 @@ function M.close(win)
     end
   end
   if normal > 1 then
+    local before = leaving(win)
     window.close(win)
+    give_back(before)
   else
+    leaving(win)
     pcall(api.nvim_win_call, win, function()
+      vim.wo.winfixbuf = false
       vim.cmd("enew")
     end)
   end

@@ -2,9 +2,9 @@
 --- ask_queue.py), shown as virtual lines under the conversation's end, oldest first:
 ---   ⧗ queued 1: explain the tests
 --- Virtual, not text: they are not part of any turn, move with the end as the answer grows,
---- and go when the host says the queue changed (an ask sent, :MiniMeCancel). A closed fold
---- at the end (a running tool's) hides them, so the float's footer counts them too
---- (minime.ui.turn.float).
+--- and go when the host says the queue changed (an ask sent, :MiniMeCancel). The cursor on the
+--- last line never brings them into view: following the end scrolls them in (float.follow). A
+--- closed fold at the end (a running tool's) hides them, so the footer counts them too.
 local printable = require("minime.ui.printable")
 
 local api = vim.api

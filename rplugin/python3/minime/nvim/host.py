@@ -57,7 +57,7 @@ class Host:
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=LOG_LINES)
         self.user_asks = UserAsks(bridge, conversation, self.loop_thread.call_soon)
         self.prompts = Prompts(self.user_asks, conversation, settings)
-        self.questions = Questions(self.user_asks)
+        self.questions = Questions(self.user_asks, conversation)
         self.pool = AgentPool(bridge, threads, self)
         self.modes = SessionModes(bridge, threads)
         self.login = Login(self.pool, bridge)

@@ -137,6 +137,7 @@ class Mention(msgspec.Struct, kw_only=True):
 class Ask(AgentOp, kw_only=True):
     prompt: str = ""
     context: str | None = None  # the prompt with the selected lines, sent to the agent
+    lines_from: str | None = None  # those lines named ("README.md:10-14"), shown under the prompt
     ask_id: int | None = None  # names the selection kept in Lua (editor/asks.lua)
     mentions: list[Mention] = msgspec.field(default_factory=list)
     queue: bool = True  # setup{ queue }: mid-turn (or mid-start), wait; False: refused

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..elicitations import DECLINE, ElicitationAnswer, ElicitationRequest
+from .conversation import Conversation
 from .events import Question
 from .ops import ElicitationReply
 from .thread import Thread
@@ -16,8 +17,9 @@ from .wire_text import clean, clean_all
 
 
 class Questions:
-    def __init__(self, asks: UserAsks) -> None:
+    def __init__(self, asks: UserAsks, conversation: Conversation) -> None:
         self._asks = asks
+        self._conversation = conversation  # a line keeps the question and its answer
 
     async def ask(self, request: ElicitationRequest, thread: Thread) -> ElicitationAnswer:
         def question(question_id: int) -> Question:
@@ -31,11 +33,22 @@ class Questions:
             )
 
         reply: ElicitationReply = await self._asks.ask(thread, "question", question)
+        # A line of the conversation keeps the question and its answer (the float goes).
+        self._conversation.notice(thread, f"question: {request.message} — {_answered(reply)}")
         if reply.action == "accept":
             return ElicitationAnswer(action="accept", content=reply.content or {})
         if reply.action == "cancel":
             return ElicitationAnswer(action="cancel")
         return DECLINE
+
+
+def _answered(reply: ElicitationReply) -> str:
+    """The answer in words: the values given, or that there was none."""
+    if reply.action != "accept":
+        return "declined" if reply.action == "decline" else "no answer (cancelled)"
+    values = [v for v in (reply.content or {}).values() if v not in (None, "", [])]
+    shown = ", ".join(", ".join(map(str, v)) if isinstance(v, list) else str(v) for v in values)
+    return "you answered: " + (clean(shown)[:200] if shown else "(nothing)")
 
 
 def _fields(schema: dict[str, Any]) -> list[dict[str, Any]]:

@@ -147,6 +147,9 @@ class Thread:
         self.running = False
         self.ended: State | None = None
         self.named: str | None = None  # the user's name for it (renamed in the overview)
+        # The session whose turns its conversation shows (None: empty, or reset): an ask that
+        # runs on another one says so (Turns._ask).
+        self.shown_session: str | None = None
         self.first_ask: str | None = None
         self.last_activity = time.time()
 
@@ -249,16 +252,21 @@ class Thread:
     def saw(self, item: events.LuaEvent) -> None:
         """An event its conversation shows: a turn's begin and end, a reset, are its state."""
         if isinstance(item, events.Begin):
+            if item.fresh:
+                self.shown_session = None
             self.running, self.ended = True, None
             if self.first_ask is None and not item.fresh:
                 self.first_ask = _one_line(item.prompt)
         elif isinstance(item, events.Done):
+            if item.session_id:  # a reopened session's, or a turn's
+                self.shown_session = item.session_id
             self.running = False
             self.ended = _ENDED.get(item.stop_reason or "", "done")
             if item.error is not None:
                 self.ended = "error"
         elif isinstance(item, events.Reset):
             self.running, self.ended, self.first_ask = False, None, None
+            self.shown_session = None
         else:
             return
         self.changed()

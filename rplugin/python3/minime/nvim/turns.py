@@ -74,11 +74,14 @@ class Turns:
             self._conversation.keep_text(ask)
             return
         thread.take_tools(ask)
-        thread.take_agent(ask)
+        if thread.live_session() is None:  # a running session keeps the agent it runs on
+            thread.take_agent(ask)
         # This ask's selection (kept in Lua, where it was made) is the one the turn's tools see.
         if ask.ask_id is not None:
             self._bridge.rpc("ask_accepted", thread.id, ask.ask_id)
-        label = clean(ask.label or ask.agent or "")
+        # The agent of the session this ask continues (take_agent: a setup() since names the
+        # next session's).
+        label = clean(thread.label or ask.label or ask.agent or "")
         render = self._conversation.render
         render(thread, events.Begin(prompt=clean(ask.prompt), cwd=cwd, agent=label))
         thread.stopped = False
@@ -98,15 +101,25 @@ class Turns:
             thread.finish_waiting(waiting)
         if session is None:  # cancelled or stopped while it started: already said
             return
+        if thread.shown_session not in (None, session.session_id):  # after :MiniMeStop, a crash
+            render(
+                thread, events.Notice("a new session: the agent does not remember the turns above")
+            )
+        thread.shown_session = session.session_id
         text = ask.context or ask.prompt
         prompt: str | list[dict[str, Any]] = text
+        shown = [ask.lines_from] if ask.lines_from else []
+        note = None
         if ask.mentions and thread.client is not None:
             built = prompt_blocks(text, ask.mentions, thread.client.agent_capabilities)
-            if note := built.message():
-                self._bridge.notify(note, "warn")
-            if built.shown:
-                render(thread, events.Attached(names=[clean(n) for n in built.shown]))
-            prompt = built.blocks
+            shown += built.shown
+            prompt, note = built.blocks, built.message()
+        if shown:
+            render(thread, events.Attached(names=[clean(n) for n in shown]))
+        if note:
+            self._bridge.notify(note, "warn")
+            # Under the prompt too: the next message would overwrite this one.
+            render(thread, events.Notice(clean(note.removeprefix("minime: "))))
         # No await from here to the turn: the session is busy before another ask can look.
         if await self._run_turn(session, thread, prompt) == "end_turn":
             self._reach.turn_ended(thread, session, ask)  # a first turn cut short: nothing
@@ -243,12 +256,15 @@ class Turns:
     async def stop(self, stop: ops.Stop) -> None:
         threads = list(self._threads)
         running = [t for t in threads if t.session is not None or t.ready.running()]
-        for thread in threads:  # never sent: a stop starts no new agent
-            self.queue.drop_shown(thread)
+        # Never sent: a stop starts no new agent.
+        dropped = sum(self.queue.drop_shown(thread) for thread in threads)
+        ended = 0
         for thread in threads:
             if thread.busy:
                 thread.stopped = True
-            self.end_waiting(thread, "stopped")  # an ask whose agent still starts: ended now
+                ended += 1
+            if self.end_waiting(thread, "stopped"):  # an ask whose agent still starts: ended
+                ended += 1
         # Let go of every start, session and agent before the first await (an ask that comes
         # while they end starts anew, with the options as they are then); no mode is set on
         # a session being closed.
@@ -260,10 +276,22 @@ class Turns:
         closing = self._pool.close_all()
         await starts
         await closing
-        if stop.quiet:
-            return
-        if len(running) > 1:
-            names = f" ({', '.join(agents)})" if agents else ""
-            self._bridge.notify(f"minime: stopped {len(running)} threads' agents{names}", "info")
-        else:
-            self._bridge.notify("minime: agent stopped", "info")
+        if not stop.quiet:
+            self._bridge.notify(stopped_text(len(running), agents, ended, dropped), "info")
+
+
+def stopped_text(threads: int, agents: list[str], ended: int, dropped: int) -> str:
+    """:MiniMeStop's one line: the threads whose agents it stopped, what it ended, and the
+    queued asks it dropped."""
+    if threads > 1:
+        names = f" ({', '.join(agents)})" if agents else ""
+        stopped = f"minime: stopped {threads} threads' agents{names}"
+    else:
+        stopped = "minime: agent stopped"
+    said = []
+    if ended:
+        said.append(f"{ended} turn{'s' if ended > 1 else ''} ended")
+    if dropped:
+        asks = f"{dropped} queued asks" if dropped > 1 else "1 queued ask"
+        said.append(f"{asks} dropped (the text is the next input's draft)")
+    return stopped + ("; " + ", ".join(said) if said else "")

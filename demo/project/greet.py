@@ -1,0 +1,9 @@
+"""The demo project's one function: say hello."""
+
+
+def greet(name):
+    return "Hello, " + name
+
+
+if __name__ == "__main__":
+    print(greet("world"))
