@@ -61,7 +61,8 @@ return { pids = vim.tbl_keys(host.agents), notes = #_G.notes }
 STOPPED = """
 for i = ... + 1, #_G.notes do
   local msg = _G.notes[i].msg
-  if vim.startswith(msg, 'minime: agent stopped') or msg:find("^minime: stopped %d+ threads' agents") then
+  if vim.startswith(msg, 'minime: agent stopped')
+    or msg:find("^minime: stopped %d+ threads' agents") then
     return true
   end
 end
