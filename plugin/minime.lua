@@ -135,10 +135,20 @@ end, {
   desc = "Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)",
 })
 cmd("MiniMeComment", function(o)
-  require("minime.review").comment(o.args)
+  require("minime.review").comment(o.args, o.bang)
 end, {
   nargs = "*",
-  desc = "Ask the agent about the reviewed hunk under the cursor (its lines go along)",
+  bang = true,
+  desc = "Ask the agent about the reviewed hunk under the cursor (!: kept for the next ask)",
+})
+cmd("MiniMeFix", function()
+  require("minime.feedback.diagnostics").fix()
+end, { desc = "Send the errors and warnings the last turn caused to the agent, as the next ask" })
+cmd("MiniMeBudget", function(o)
+  require("minime.budget").command(o.args)
+end, {
+  nargs = "?",
+  desc = "Raise the current thread's budget (5, +2, 300k tokens); none: say it",
 })
 cmd("MiniMeFollow", function()
   require("minime.ui.follow").toggle()

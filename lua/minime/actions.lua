@@ -56,6 +56,7 @@ local function agent_payload(cwd, definition)
     editor_tools = agent.editor_tools,
     mcp_servers = agent.mcp_servers,
     mode = agent.mode,
+    budget = agent.budget,
   },
     agent
 end

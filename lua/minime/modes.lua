@@ -88,10 +88,12 @@ local function tokens(n)
 end
 
 --- The context window and cost of the session in `cwd` as the agent last said it
---- (`usage_update`): "53k/200k · $0.42", or nil when it said nothing.
+--- (`usage_update`): "53k/200k · $0.42", or nil when it said nothing; `no_cost`: the
+--- context only (a budget shows the cost).
 ---@param key string
+---@param no_cost? boolean
 ---@return string?
-function M.usage(key)
+function M.usage(key, no_cost)
   local state = lookup(key)
   local usage = state and state.usage
   if type(usage) ~= "table" or type(usage.used) ~= "number" or type(usage.size) ~= "number" then
@@ -99,7 +101,7 @@ function M.usage(key)
   end
   local text = tokens(usage.used) .. "/" .. tokens(usage.size)
   local cost = usage.cost
-  if type(cost) == "table" and type(cost.amount) == "number" then
+  if not no_cost and type(cost) == "table" and type(cost.amount) == "number" then
     local amount = ("%.2f"):format(cost.amount)
     local usd = cost.currency == "USD"
     text = text .. " · " .. (usd and ("$" .. amount) or (amount .. " " .. tostring(cost.currency)))

@@ -129,6 +129,7 @@ end
 ---@field mode? string the session mode set when a session opens (setup's, else the definition's)
 ---@field editor_tools string "client"|"mcp"|"none": how the agent reaches the editor tools
 ---@field mcp_servers table[] the definition's own MCP servers, then setup's (the host checks them)
+---@field budget? {cost?: number, tokens?: integer} the definition's budget, else setup's
 
 --- The agent an ask in `cwd` starts: `opts.agent` (a definition's name: a thread made with
 --- :MiniMeNew <agent>), else the `agent` option. Raises the first problem as a plain message;
@@ -235,6 +236,7 @@ function M.resolve(cwd, opts)
     end
   end
   resolved.mcp_servers = servers
+  resolved.budget = require("minime.budget").resolve(take("budget"), options.budget, problems)
   if problems[1] and not (opts and opts.collect) then
     error(problems[1].message, 0)
   end

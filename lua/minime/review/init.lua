@@ -18,6 +18,7 @@ local M = {}
 
 ---@class minime.review.Review
 ---@field cwd string
+---@field thread? string the thread whose turns it covers (its feedback goes there)
 ---@field title string
 ---@field qf? integer the quickfix list's id
 ---@field hunks minime.review.Hunk[]
@@ -116,9 +117,9 @@ local function base_of(turns, path, done)
   git.show(first.root, first.tree, vim.fs.relpath(first.root, path) or path, done)
 end
 
-local function build(cwd, turns, title, paths)
+local function build(cwd, turns, title, paths, thread)
   clear()
-  local r = { cwd = cwd, title = title, hunks = {}, turns = turns, base = {} } ---@type minime.review.Review
+  local r = { cwd = cwd, thread = thread, title = title, hunks = {}, turns = turns, base = {} } ---@type minime.review.Review
   local todo = vim.tbl_keys(paths)
   table.sort(todo)
   local i = 0
@@ -193,11 +194,11 @@ function M.review(scope)
     end
   end
   if not first.tree then
-    return build(cwd, turns, title, paths)
+    return build(cwd, turns, title, paths, key)
   end
   git.snapshot(cwd, function(now)
     if not now then
-      return build(cwd, turns, title, paths)
+      return build(cwd, turns, title, paths, key)
     end
     git.changed(cwd, first.tree, now, function(rels, err)
       if not rels then
@@ -206,7 +207,7 @@ function M.review(scope)
       for _, rel in ipairs(rels or {}) do
         paths[vim.fs.joinpath(cwd, rel)] = true
       end
-      build(cwd, turns, title, paths)
+      build(cwd, turns, title, paths, key)
     end)
   end)
 end
@@ -294,6 +295,7 @@ function M.reject(bang)
       )
     elseif h.kind then
       return files.reject(h, function()
+        require("minime.feedback.review").send(r, h, "rejected")
         drop(r, h)
       end)
     elseif hunks.changed(h) then
@@ -317,6 +319,7 @@ function M.reject(bang)
   end)
   for _, h in ipairs(list) do
     hunks.restore(h)
+    require("minime.feedback.review").send(r, h, "rejected") -- the agent hears of it next ask
     drop(r, h)
   end
   if in_step or vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false)) then
@@ -333,10 +336,24 @@ end
 
 --- :MiniMeComment [text]: the next ask is about the hunk under the cursor: its file and lines
 --- go along as context (as with a range of :MiniMeAsk), with `text`; none: the input float.
+--- `kept` (:MiniMeComment!): not asked now, kept for the thread's next ask (minime.feedback).
 ---@param text? string
-function M.comment(text)
-  local _, list = hunks_here(false)
+---@param kept? boolean
+function M.comment(text, kept)
+  local r, list = hunks_here(false)
   if not list then
+    return
+  end
+  if kept then
+    if not text or vim.trim(text) == "" then
+      return say(":MiniMeComment! needs the comment's text", vim.log.levels.WARN)
+    end
+    ---@cast r minime.review.Review
+    if require("minime.feedback.review").send(r, list[1], "comment", vim.trim(text)) then
+      say("comment kept: it goes with the next ask in this thread")
+    else
+      say("comment not kept: review feedback is off, or the file is not one the agent may see")
+    end
     return
   end
   local row, n = hunks.range(list[1])

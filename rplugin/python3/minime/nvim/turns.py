@@ -17,7 +17,9 @@ from . import events, ops
 from .agent_pool import AgentPool
 from .ask_queue import AskQueue
 from .bridge import NvimBridge
+from .budgets import Budgets
 from .conversation import Conversation
+from .feedback import Feedback
 from .mentions import prompt_blocks
 from .render import to_lua
 from .session_modes import SessionModes
@@ -36,12 +38,16 @@ class Turns:
         conversation: Conversation,
         pool: AgentPool,
         modes: SessionModes,
+        budgets: Budgets,
+        feedback: Feedback,
     ) -> None:
         self._bridge = bridge
         self._threads = threads
         self._conversation = conversation
         self._pool = pool
         self._modes = modes
+        self._budgets = budgets
+        self._feedback = feedback
         self.queue = AskQueue(conversation, bridge)
 
     async def ask(self, ask: ops.Ask) -> None:
@@ -61,6 +67,13 @@ class Turns:
         if refusal is not None:
             self._bridge.notify(refusal, "warn")
             self._conversation.keep_text(ask)
+            return
+        self._budgets.take(thread, ask)
+        refusal = self._budgets.refusal(thread) or self._feedback.check(thread, ask)
+        if refusal is not None:
+            self._bridge.notify(refusal, "warn" if not ask.fix else "info")
+            if not ask.fix and not self._feedback.made(thread, ask):
+                self._conversation.keep_text(ask)
             return
         thread.take_tools(ask)
         thread.take_agent(ask)
@@ -96,6 +109,8 @@ class Turns:
             if built.shown:
                 render(thread, events.Attached(names=[clean(n) for n in built.shown]))
             prompt = built.blocks
+        if thread.client is not None:  # the review and diagnostics kept for this ask
+            prompt = self._feedback.attach(thread, ask, prompt, thread.client.agent_capabilities)
         # No await from here to the turn: the session is busy before another ask can look.
         await self._run_turn(session, thread, prompt)
 
@@ -138,14 +153,17 @@ class Turns:
         self, session: Session, thread: Thread, prompt: str | list[dict[str, Any]]
     ) -> None:
         ended = thread.turn_ended = asyncio.Event()
+        self._budgets.watch(thread, session)
         try:
             async for event in session.stream(prompt):
+                await self._budgets.saw(thread, session, event)
                 if self._modes.follow(thread, session, event):
                     continue
                 item = to_lua(event)
                 if isinstance(item, events.Done):
                     item.session_id = session.session_id
                     item.cwd = thread.cwd
+                    self._budgets.ended(thread, session, item)
                 self._conversation.render(thread, item)
         except Error as exc:
             self._conversation.fail(thread, str(exc), session.session_id)
@@ -206,6 +224,8 @@ class Turns:
         self._conversation.flush()
         session, client = thread.session, thread.client
         thread.lost_session()
+        self._budgets.reset(thread)
+        self._feedback.reset(thread)
         if session is not None and client is not None:
             client.forget(session)
             self._modes.publish(thread, None)

@@ -1,0 +1,344 @@
+--- The errors and warnings a turn caused (:h minime-feedback). At its `begin`: the
+--- diagnostics of the loaded buffers under its cwd. At its `done`: the files it changed (those
+--- whose text the review's baseline holds and that differ now, and in git those that differ
+--- from the turn's snapshot) that a language server serves — loaded, or loaded quietly for this
+--- — once each server has published for their last change (at most WAIT_MS after the end; a
+--- server that never answers leaves its files out, silently); what is new there (not matched by
+--- severity, message and the text of its line — a line that moved still matches) goes to the
+--- host, which shows it under the turn and sends it with :MiniMeFix, or by itself with
+--- `feedback.diagnostics = "auto"` (rplugin/python3/minime/nvim/feedback.py).
+---
+--- Never on the main loop's hot path: the snapshot is one vim.diagnostic.get; the wait is a
+--- timer that looks every POLL_MS (a few table reads), never a vim.wait.
+local config = require("minime.config")
+
+local api, uv = vim.api, vim.uv
+
+local M = {}
+
+--- How long after a turn's end the servers have to publish for the files it changed.
+M.WAIT_MS = 3000
+M.POLL_MS = 25
+-- Bounds of what one turn reports.
+M.MAX_FILES = 20
+M.MAX_ITEMS = 20
+
+local WARN = vim.diagnostic.severity.WARN
+local NAMES = { [vim.diagnostic.severity.ERROR] = "error", [WARN] = "warning" }
+
+--- Turn ends whose pass runs now (tests and the bench wait on it): thread -> count.
+---@type table<string, integer>
+M.running = {}
+--- Passes done, per thread (tests and the bench).
+---@type table<string, integer>
+M.passes = {}
+
+---@class minime.feedback.Before
+---@field bufs table<integer, true> the buffers loaded when the turn began
+---@field files table<string, table<string, integer>> real path -> its diagnostics' keys, counted
+
+---@type table<string, minime.feedback.Before> thread -> what its running turn began with
+local before = {}
+---@type table<integer, integer> buf -> its changedtick when its diagnostics were last set
+local published = {}
+local group
+
+--- "show", "auto", or nil (off).
+local function mode()
+  local feedback = config.options.feedback
+  local value = type(feedback) == "table" and feedback.diagnostics
+  if value == false or value == "off" then
+    return nil
+  end
+  return value == "auto" and "auto" or "show"
+end
+
+local function line_of(buf, lnum)
+  return api.nvim_buf_get_lines(buf, lnum, lnum + 1, false)[1] or ""
+end
+
+--- What matches a diagnostic before and after: its severity, its message, its line's text.
+local function key_of(d, text)
+  return ("%s\0%s\0%s"):format(d.severity, d.message, vim.trim(text))
+end
+
+local function watch()
+  if group then
+    return
+  end
+  group = api.nvim_create_augroup("minime.feedback.diagnostics", { clear = true })
+  api.nvim_create_autocmd("DiagnosticChanged", {
+    group = group,
+    callback = function(ev)
+      if api.nvim_buf_is_valid(ev.buf) then
+        published[ev.buf] = api.nvim_buf_get_changedtick(ev.buf)
+      end
+    end,
+  })
+  api.nvim_create_autocmd("BufWipeout", {
+    group = group,
+    callback = function(ev)
+      published[ev.buf] = nil
+    end,
+  })
+end
+
+local function under(root, real)
+  return real:sub(1, #root + 1) == root .. "/"
+end
+
+--- A turn of `key` begins in `cwd`: its loaded buffers and their errors and warnings.
+---@param key string
+---@param cwd string
+function M.begin(key, cwd)
+  watch()
+  local paths = require("minime.editor.paths")
+  local root = paths.realpath(cwd) or cwd
+  local snap = { bufs = {}, files = {} }
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) then
+      snap.bufs[buf] = true
+    end
+  end
+  local by_buf = {}
+  for _, d in ipairs(vim.diagnostic.get(nil, { severity = { min = WARN } })) do
+    by_buf[d.bufnr] = by_buf[d.bufnr] or {}
+    table.insert(by_buf[d.bufnr], d)
+  end
+  for buf, list in pairs(by_buf) do
+    local real = api.nvim_buf_is_loaded(buf) and paths.realpath(api.nvim_buf_get_name(buf))
+    if real and under(root, real) then
+      local counts = {}
+      for _, d in ipairs(list) do
+        local k = key_of(d, line_of(buf, d.lnum))
+        counts[k] = (counts[k] or 0) + 1
+      end
+      snap.files[real] = counts
+    end
+  end
+  before[key] = snap
+end
+
+--- The rows (0-based) of `now` that are not `base`'s: added or changed lines.
+local function changed_rows(base, now)
+  local rows = {}
+  local a, b = table.concat(base, "\n") .. "\n", table.concat(now, "\n") .. "\n"
+  for _, h in
+    ipairs(vim.diff(a, b, { result_type = "indices" }) --[[@as integer[][] ]])
+  do
+    for r = h[3] - 1, h[3] + h[4] - 2 do
+      rows[r] = true
+    end
+  end
+  return rows
+end
+
+--- The new errors and warnings of `buf` (file `real`), as the host's DiagnosticItem each.
+local function new_items(buf, real, snap, base)
+  local known = snap.bufs[buf] and vim.deepcopy(snap.files[real] or {}) or nil
+  -- Not loaded when the turn began (nothing known of before): only its changed lines count.
+  local rows = not known
+      and type(base) == "table"
+      and changed_rows(base, api.nvim_buf_get_lines(buf, 0, -1, false))
+    or nil
+  local found = vim.diagnostic.get(buf, { severity = { min = WARN } })
+  table.sort(found, function(x, y)
+    return x.lnum < y.lnum or (x.lnum == y.lnum and x.col < y.col)
+  end)
+  local items = {}
+  for _, d in ipairs(found) do
+    local text = line_of(buf, d.lnum)
+    local k = key_of(d, text)
+    local new
+    if known then
+      new = (known[k] or 0) == 0
+      if not new then
+        known[k] = known[k] - 1 -- each one before matches one after
+      end
+    else
+      new = rows == nil or rows[d.lnum] == true
+    end
+    if new and #items < M.MAX_ITEMS then
+      items[#items + 1] = {
+        line = d.lnum + 1,
+        col = d.col + 1,
+        severity = NAMES[d.severity] or "warning",
+        message = tostring(d.message):sub(1, 1000),
+        source = type(d.source) == "string" and d.source:sub(1, 100) or nil,
+        text = text:sub(1, 300),
+      }
+    end
+  end
+  return items
+end
+
+--- The files the last turn of `key` changed (real paths): from the review's baseline, then git.
+local function changed_files(key, cwd, done)
+  local baseline = require("minime.review.baseline")
+  local turn = baseline.last(key)
+  if not turn then
+    return done({}, nil)
+  end
+  local found = {}
+  for path, text in pairs(turn.texts) do
+    local now = baseline.current(path)
+    if now and (text == false or (text and not vim.deep_equal(now, text))) then
+      found[path] = true
+    end
+  end
+  if not turn.tree then
+    return done(found, turn)
+  end
+  local git = require("minime.review.git")
+  git.snapshot(cwd, function(tree)
+    if not tree then
+      return done(found, turn)
+    end
+    git.changed(cwd, turn.tree, tree, function(rels)
+      for _, rel in ipairs(rels or {}) do
+        found[vim.fs.joinpath(cwd, rel)] = true
+      end
+      done(found, turn)
+    end)
+  end)
+end
+
+--- The buffers a server serves among `files` (under the cwd, allowed by the deny list): {buf,
+--- real, rel}, those not loaded loaded quietly with the running servers attached.
+local function targets(cwd, files)
+  local scope = require("minime.editor.scope").new({ cwd = cwd, deny = config.options.deny })
+  local lsp = require("minime.editor.lsp")
+  local list = vim.tbl_keys(files)
+  table.sort(list)
+  local out = {}
+  for _, path in ipairs(list) do
+    local real, rel = scope:file(path)
+    if real and rel and #out < M.MAX_FILES then
+      local ok, entry = pcall(lsp.buffer, scope, rel)
+      if ok and #vim.lsp.get_clients({ bufnr = entry.buf }) > 0 then
+        out[#out + 1] = { buf = entry.buf, real = real, rel = rel }
+      end
+    end
+  end
+  return out
+end
+
+local function fresh(target)
+  local buf = target.buf
+  return api.nvim_buf_is_loaded(buf) and published[buf] == api.nvim_buf_get_changedtick(buf)
+end
+
+--- Call `fn` every POLL_MS until it returns true or `deadline` (uv.now()) passes; then `done`.
+local function poll(deadline, fn, done)
+  local function step()
+    if fn() or uv.now() >= deadline then
+      return done()
+    end
+    vim.defer_fn(step, M.POLL_MS)
+  end
+  step()
+end
+
+local function send(key, cwd, files)
+  local ok, payload = pcall(require("minime.actions").host_payload, key)
+  if not ok then
+    return
+  end
+  local feedback = config.options.feedback
+  payload.files = files
+  payload.auto = mode() == "auto"
+  payload.rounds = type(feedback) == "table" and tonumber(feedback.rounds) or 2
+  payload.cwd = cwd
+  pcall(require("minime.host").notify, "diagnostics", payload)
+end
+
+--- A turn of `key` ended: what it caused, once the servers have said (see the module's
+--- docstring); sent to the host when there is something new.
+---@param key string
+---@param cwd string
+function M.done(key, cwd)
+  local snap = before[key]
+  before[key] = nil
+  if not snap or #vim.lsp.get_clients() == 0 then
+    return
+  end
+  M.running[key] = (M.running[key] or 0) + 1
+  local deadline = uv.now() + M.WAIT_MS
+  local function finish(files)
+    M.running[key] = M.running[key] - 1
+    M.passes[key] = (M.passes[key] or 0) + 1
+    if #files > 0 then
+      send(key, cwd, files)
+    end
+  end
+  local refresh = require("minime.editor.disk_refresh")
+  -- Scheduled: the refresh minime.rpc.apply asks for after this batch is pending by then.
+  vim.schedule(function()
+    poll(deadline, function()
+      return not refresh.pending(cwd) -- the files the agent wrote on disk are read again first
+    end, function()
+      changed_files(key, cwd, function(changed, turn)
+        local list = targets(cwd, changed)
+        if #list == 0 then
+          return finish({})
+        end
+        poll(deadline, function()
+          return vim.iter(list):all(fresh)
+        end, function()
+          local files = {}
+          for _, target in ipairs(list) do
+            if fresh(target) then
+              local base = turn and turn.texts[target.real]
+              local items = new_items(target.buf, target.real, snap, base)
+              if #items > 0 then
+                files[#files + 1] = { path = target.rel, items = items }
+              end
+            end
+          end
+          finish(files)
+        end)
+      end)
+    end)
+  end)
+end
+
+--- One batch of events of thread `key` (minime.rpc.apply, before the float draws it).
+---@param key string
+---@param cwd string
+---@param events table[]
+function M.see(key, cwd, events)
+  if not mode() then
+    return
+  end
+  for _, ev in ipairs(events) do
+    local kind = type(ev) == "table" and ev.kind
+    if kind == "begin" then
+      M.begin(key, type(ev.cwd) == "string" and ev.cwd or cwd)
+    elseif kind == "done" then
+      M.done(key, cwd)
+    end
+  end
+end
+
+--- :MiniMeFix (and `f` on them): the errors and warnings the last turn of `key` (default:
+--- the thread commands act on) caused go to its agent as the next ask.
+---@param key? string
+function M.fix(key)
+  local threads = require("minime.threads")
+  local id = key and threads.key(key) or threads.here()
+  if not id then
+    require("minime.ui.say").say("minime: no new errors or warnings to send", vim.log.levels.INFO)
+    return
+  end
+  local ok, err = pcall(function()
+    local payload = require("minime.actions").host_payload(id)
+    payload.prompt, payload.fix = "", true
+    payload.queue = config.options.queue ~= false
+    require("minime.host").notify("ask", payload)
+  end)
+  if not ok then
+    require("minime.ui.say").say("minime: " .. tostring(err), vim.log.levels.ERROR)
+  end
+end
+
+return M
