@@ -29,6 +29,9 @@ Test-only knobs under ``fake:``
                                demo's way); by default the fake sends it before the answer
                                (as claude-agent-acp may), not after it.
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
+``on_prompt: {when, then}``    a prompt holding the text ``when`` runs, after its own lines, the
+                               next script of the list ``then`` (the n-th such prompt the n-th
+                               script): an agent that acts on what it is sent.
 =============================  =================================================================
 
 The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations`` and
@@ -161,6 +164,15 @@ class FakeMM(ScriptedMM):
         if not self.config.fake.get("usage", True):
             answer.pop("usage", None)
         return answer
+
+    async def _run(self, turn: Any, text: str) -> str:
+        hook = self.config.fake.get("on_prompt")
+        if isinstance(hook, dict) and str(hook.get("when")) in text:
+            scripts = list(hook.get("then") or [])
+            self.hooked = getattr(self, "hooked", 0) + 1
+            if self.hooked <= len(scripts):
+                text = text + "\n" + scripts[self.hooked - 1]
+        return await super()._run(turn, text)
 
     async def closed(self, why: str) -> None:
         await super().closed(why)

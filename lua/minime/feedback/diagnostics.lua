@@ -1,12 +1,13 @@
 --- The errors and warnings a turn caused (:h minime-feedback). At its `begin`: the
 --- diagnostics of the loaded buffers under its cwd. At its `done`: the files it changed (those
 --- whose text the review's baseline holds and that differ now, and in git those that differ
---- from the turn's snapshot) that a language server serves — loaded, or loaded quietly for this
---- — once each server has published for their last change (at most WAIT_MS after the end; a
---- server that never answers leaves its files out, silently); what is new there (not matched by
---- severity, message and the text of its line — a line that moved still matches) goes to the
---- host, which shows it under the turn and sends it with :MiniMeFix, or by itself with
---- `feedback.diagnostics = "auto"` (rplugin/python3/minime/nvim/feedback.py).
+--- from the turn's snapshot) that a language server serves — loaded, or loaded quietly for
+--- this — once each server has published for their last change and gone quiet (SETTLE_MS),
+--- at most WAIT_MS after the end in all (a server that never answers leaves its files out,
+--- silently). What is new there (not matched by severity, message and the text of its line:
+--- a line that moved still matches) goes to the host, which shows it under the turn and sends
+--- it with :MiniMeFix, or by itself with `feedback.diagnostics = "auto"`
+--- (rplugin/python3/minime/nvim/feedback.py).
 ---
 --- Never on the main loop's hot path: the snapshot is one vim.diagnostic.get; the wait is a
 --- timer that looks every POLL_MS (a few table reads), never a vim.wait.
@@ -19,6 +20,10 @@ local M = {}
 --- How long after a turn's end the servers have to publish for the files it changed.
 M.WAIT_MS = 3000
 M.POLL_MS = 25
+--- A server's diagnostics count once it published after the file's last change and then said
+--- nothing more for this long: pyrefly publishes twice per change, 0-15 ms apart (nothing,
+--- then the errors).
+M.SETTLE_MS = 150
 -- Bounds of what one turn reports.
 M.MAX_FILES = 20
 M.MAX_ITEMS = 20
@@ -32,6 +37,10 @@ M.running = {}
 --- Passes done, per thread (tests and the bench).
 ---@type table<string, integer>
 M.passes = {}
+--- The last pass of each thread: how long it took (ms), the files it looked at (a server
+--- serves them) and those whose server answered in time (tests and the bench).
+---@type table<string, {ms: integer, looked: string[], answered: string[]}>
+M.last = {}
 
 ---@class minime.feedback.Before
 ---@field bufs table<integer, true> the buffers loaded when the turn began
@@ -39,7 +48,7 @@ M.passes = {}
 
 ---@type table<string, minime.feedback.Before> thread -> what its running turn began with
 local before = {}
----@type table<integer, integer> buf -> its changedtick when its diagnostics were last set
+---@type table<integer, {tick: integer, at: integer}> buf -> when its diagnostics were last set
 local published = {}
 local group
 
@@ -71,7 +80,7 @@ local function watch()
     group = group,
     callback = function(ev)
       if api.nvim_buf_is_valid(ev.buf) then
-        published[ev.buf] = api.nvim_buf_get_changedtick(ev.buf)
+        published[ev.buf] = { tick = api.nvim_buf_get_changedtick(ev.buf), at = uv.now() }
       end
     end,
   })
@@ -224,8 +233,11 @@ local function targets(cwd, files)
 end
 
 local function fresh(target)
-  local buf = target.buf
-  return api.nvim_buf_is_loaded(buf) and published[buf] == api.nvim_buf_get_changedtick(buf)
+  local buf, last = target.buf, published[target.buf]
+  return last ~= nil
+    and api.nvim_buf_is_loaded(buf)
+    and last.tick == api.nvim_buf_get_changedtick(buf)
+    and uv.now() - last.at >= M.SETTLE_MS
 end
 
 --- Call `fn` every POLL_MS until it returns true or `deadline` (uv.now()) passes; then `done`.
@@ -252,8 +264,26 @@ local function send(key, cwd, files)
   pcall(require("minime.host").notify, "diagnostics", payload)
 end
 
+--- What the files in `list` ({buf, real, rel}) show now that is new, for those whose server
+--- answered; and the names looked at and answered (M.last).
+local function collect(list, snap, turn)
+  local files, looked, answered = {}, {}, {}
+  for _, target in ipairs(list) do
+    looked[#looked + 1] = target.rel
+    if fresh(target) then
+      answered[#answered + 1] = target.rel
+      local base = turn and turn.texts[target.real]
+      local items = new_items(target.buf, target.real, snap, base)
+      if #items > 0 then
+        files[#files + 1] = { path = target.rel, items = items }
+      end
+    end
+  end
+  return files, looked, answered
+end
+
 --- A turn of `key` ended: what it caused, once the servers have said (see the module's
---- docstring); sent to the host when there is something new.
+--- docstring), goes to the host (nothing new too: it replaces what the turn before left).
 ---@param key string
 ---@param cwd string
 function M.done(key, cwd)
@@ -263,41 +293,33 @@ function M.done(key, cwd)
     return
   end
   M.running[key] = (M.running[key] or 0) + 1
-  local deadline = uv.now() + M.WAIT_MS
-  local function finish(files)
+  local started = uv.now()
+  local deadline = started + M.WAIT_MS
+  local function finish(files, looked, answered)
     M.running[key] = M.running[key] - 1
     M.passes[key] = (M.passes[key] or 0) + 1
-    if #files > 0 then
-      send(key, cwd, files)
-    end
+    M.last[key] = { ms = uv.now() - started, looked = looked or {}, answered = answered or {} }
+    send(key, cwd, files)
   end
   local refresh = require("minime.editor.disk_refresh")
-  -- Scheduled: the refresh minime.rpc.apply asks for after this batch is pending by then.
+  local function wait_for_servers(changed, turn)
+    local list = targets(cwd, changed)
+    if #list == 0 then
+      return finish({})
+    end
+    poll(deadline, function()
+      return vim.iter(list):all(fresh)
+    end, function()
+      finish(collect(list, snap, turn))
+    end)
+  end
+  -- Scheduled: the refresh minime.rpc.apply asks for after this batch is pending by then, and
+  -- the files the agent wrote on disk are read again before anything is compared.
   vim.schedule(function()
     poll(deadline, function()
-      return not refresh.pending(cwd) -- the files the agent wrote on disk are read again first
+      return not refresh.pending(cwd)
     end, function()
-      changed_files(key, cwd, function(changed, turn)
-        local list = targets(cwd, changed)
-        if #list == 0 then
-          return finish({})
-        end
-        poll(deadline, function()
-          return vim.iter(list):all(fresh)
-        end, function()
-          local files = {}
-          for _, target in ipairs(list) do
-            if fresh(target) then
-              local base = turn and turn.texts[target.real]
-              local items = new_items(target.buf, target.real, snap, base)
-              if #items > 0 then
-                files[#files + 1] = { path = target.rel, items = items }
-              end
-            end
-          end
-          finish(files)
-        end)
-      end)
+      changed_files(key, cwd, wait_for_servers)
     end)
   end)
 end

@@ -143,14 +143,14 @@ class Feedback:
         del kept[:-MAX_REVIEW_ITEMS]
 
     def diagnostics(self, payload: ops.TurnDiagnostics) -> ops.Ask | None:
-        """Show what the last turn caused under it; with ``auto``, the ask that sends them
-        (None when it has gone ``rounds`` times in a row already, which is said)."""
-        files = [f for f in payload.files if f.items]
-        if not files:
-            return None
+        """What the thread's last turn caused (none: nothing new): kept in place of the turn's
+        before, shown under it; with ``auto``, the ask that sends them (None when it has gone
+        ``rounds`` times in a row already, which is said)."""
         thread = self._threads.get(payload.thread, payload.cwd)
         kept = self.of(thread)
-        kept.diagnostics = files
+        files = kept.diagnostics = [f for f in payload.files if f.items]  # the last turn's
+        if not files:
+            return None
         shown = [{"path": clean(f.path), "items": [_shown(i) for i in f.items]} for f in files]
         self._conversation.render(thread, events.DiagnosticsShown(shown))
         if not payload.auto:
@@ -186,7 +186,7 @@ class Feedback:
         self, thread: Thread, ask: ops.Ask, prompt: str | list[dict[str, Any]], caps: dict[str, Any]
     ) -> str | list[dict[str, Any]]:
         """The prompt with what the thread keeps for its next ask; said in the conversation.
-        The last turn's diagnostics go with a fix, and are forgotten by any other ask."""
+        The diagnostics go with a fix only; the next turn's end replaces them."""
         kept = self.of(thread)
         if ask is kept.auto_ask:
             kept.rounds += 1
@@ -206,7 +206,7 @@ class Feedback:
                     f" {kept.rounds} of {kept.auto_of}"
                 )
             self._conversation.render(thread, events.Attached([clean(words)]))
-        kept.diagnostics = []
+            kept.diagnostics = []
         if not added:
             return prompt
         blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
