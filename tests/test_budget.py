@@ -13,17 +13,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from helpers.wire import trace
+from helpers.wire import prompts_by_session, trace
 from nvim_harness import wait_for
 from plugin_harness import Editor, agent_file, editor
 
 
 def prompts(directory: Path) -> list[str]:
-    return [
-        "".join(b.get("text", "") for b in m["params"]["prompt"])
-        for m in trace(directory, "in")
-        if m.get("method") == "session/prompt"
-    ]
+    return [text for _, text in prompts_by_session(directory)]
 
 
 def cancels(directory: Path) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.wire import trace
+from helpers.wire import prompts_by_session, trace
 from nvim_harness import LSP_ATTACHED, REPO, wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
@@ -98,11 +98,7 @@ def turn_and_pass(ed: Editor, text: str) -> str:
 
 
 def prompts(directory: Path) -> list[str]:
-    return [
-        "".join(b.get("text", "") for b in m["params"]["prompt"])
-        for m in trace(directory, "in")
-        if m.get("method") == "session/prompt"
-    ]
+    return [text for _, text in prompts_by_session(directory)]
 
 
 def row_of(ed: Editor, prefix: str) -> int:
@@ -222,14 +218,6 @@ def test_a_server_that_never_answers_costs_the_wait_and_says_nothing(tmp_path: P
         assert max(probes) < bound, "the main loop answered while the pass waited"
         assert "⚠" not in ed.conversation_text()
         assert len(ed.notes()) == notes
-
-
-def prompts_by_session(directory: Path) -> list[tuple[str, str]]:
-    return [
-        (m["params"]["sessionId"], "".join(b.get("text", "") for b in m["params"]["prompt"]))
-        for m in trace(directory, "in")
-        if m.get("method") == "session/prompt"
-    ]
 
 
 def test_fix_mid_start_up_mid_turn_and_from_another_threads_window(tmp_path: Path) -> None:

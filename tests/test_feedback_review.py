@@ -14,20 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers.wire import trace
+from helpers.wire import prompts_by_session, trace
 from nvim_harness import wait_for
 from plugin_harness import Editor, agent_file, editor, editor_with
 from test_review import AGENT, AGENT_TEXT, LINES, at, lines, load, review
 
 PROMPT_AGENT = Path(__file__).with_name("agents") / "prompt_agent.py"
-
-
-def prompts_by_session(directory: Path) -> list[tuple[str, str]]:
-    return [
-        (m["params"]["sessionId"], "".join(b.get("text", "") for b in m["params"]["prompt"]))
-        for m in trace(directory, "in")
-        if m.get("method") == "session/prompt"
-    ]
 
 
 def last_prompt(directory: Path) -> str:

@@ -53,24 +53,15 @@ function M.update(id, state)
     state.state = state.state or "ok" -- fields at their default are not sent
   end
   states[id] = type(state) == "table" and state or nil
-  local turn = package.loaded["minime.ui.turn"]
-  if turn and turn.refresh then
-    turn.refresh(id)
-  end
-  pcall(vim.cmd, "redrawstatus!")
+  require("minime.modes").restate(id)
 end
 
 --- The budget of `key` (a thread id, or a cwd: its current thread), or nil.
 ---@param key string
 ---@return minime.budget.State?
 function M.get(key)
-  local found = states[key]
-  if found then
-    return found
-  end
   local threads = package.loaded["minime.threads"]
-  local id = threads and threads.key(key)
-  return id and states[id] or nil
+  return states[key] or (threads and threads.entry(states, key)) or nil
 end
 
 --- Every thread's budget (for :checkhealth).

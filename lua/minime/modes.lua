@@ -22,13 +22,8 @@ local states = {}
 ---@param key string
 ---@return minime.modes.State?
 local function lookup(key)
-  local found = states[key]
-  if found then
-    return found
-  end
   local threads = package.loaded["minime.threads"]
-  local id = threads and threads.key(key)
-  return id and states[id] or nil
+  return states[key] or (threads and threads.entry(states, key)) or nil
 end
 
 local function notify(message, level)
@@ -40,6 +35,13 @@ end
 ---@param state? minime.modes.State
 function M.update(id, state)
   states[id] = type(state) == "table" and state or nil
+  M.restate(id)
+end
+
+--- What shows thread `id`'s state besides its events changed: its float's title and footer,
+--- and the statusline, are drawn again (minime.budget calls it too).
+---@param id string
+function M.restate(id)
   local turn = package.loaded["minime.ui.turn"]
   if turn and turn.refresh then
     turn.refresh(id)

@@ -143,6 +143,17 @@ function M.key(key)
   return type(key) == "string" and current[real(key)] or nil
 end
 
+--- The entry of `map` (thread id -> anything) for `key`: a thread id, else a cwd (its current
+--- thread).
+---@generic T
+---@param map table<string, T>
+---@param key string
+---@return T?
+function M.entry(map, key)
+  local id = map[key] ~= nil and key or M.key(key)
+  return id and map[id] or nil
+end
+
 --- The cwd thread `key` works in (nil: not a thread).
 ---@param key string
 ---@return string?
