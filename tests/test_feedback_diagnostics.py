@@ -249,13 +249,12 @@ def test_fix_mid_start_up_mid_turn_and_from_another_threads_window(tmp_path: Pat
         ed.nvim.command("MiniMeNew")
         second = thread(ed)
         ed.turn("/say other thread")
-        count = len(ed.done())
+        idle = "return (require('minime.feedback.diagnostics').running[...] or 0) == 0"
+        wait_for(lambda: ed.lua(idle, first), 10, message="the fix turn's pass to end")
+        count, before = len(ed.done()), passes(ed, first)
         ed.lua("require('minime').ask(..., nil, select(2, ...))", "/disk-write a.py def g(:", first)
-        wait_for(
-            lambda: passes(ed, first) >= 4 and "def g" in ed.conversation_text(first),
-            20,
-            message="the first thread's pass",
-        )
+        wait_for(lambda: passes(ed, first) > before, 20, message="the first thread's pass")
+        assert "⚠ " in ed.conversation_text(first)
         buf = ed.lua("return require('minime.ui.turn').get(...).buf", first)
         ed.nvim.command(f"botright sbuffer {buf}")
         ed.nvim.command("MiniMeFix")

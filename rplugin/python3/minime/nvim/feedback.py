@@ -169,17 +169,16 @@ class Feedback:
 
     # -- an ask --------------------------------------------------------------------------------
 
-    def made(self, thread: Thread, ask: ops.Ask) -> bool:
-        """Whether the host made ``ask`` itself (its text is nobody's draft)."""
-        return ask is self.of(thread).auto_ask
+    @staticmethod
+    def word(ask: ops.Ask) -> None:
+        """A fix asked without words (:MiniMeFix, `f`) gets the plugin's."""
+        if ask.fix and not ask.prompt.strip():
+            ask.prompt = FIX_PROMPT
 
     def check(self, thread: Thread, ask: ops.Ask) -> str | None:
-        """Why a fix cannot go (nothing to send), or None; a fix without words gets some."""
-        if not ask.fix:
-            return None
-        if not self.of(thread).diagnostics:
+        """Why a fix cannot go (nothing to send), or None."""
+        if ask.fix and not self.of(thread).diagnostics:
             return f"minime: no new errors or warnings to send in {thread.cwd}"
-        ask.prompt = ask.prompt.strip() or FIX_PROMPT
         return None
 
     def attach(

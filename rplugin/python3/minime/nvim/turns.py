@@ -52,6 +52,7 @@ class Turns:
 
     async def ask(self, ask: ops.Ask) -> None:
         thread = self._threads.get(ask.thread, ask.cwd)
+        self._feedback.word(ask)  # a fix's words, shown queued too
         if ask.queue and (thread.queue or thread.occupied):
             self.queue.enqueue(thread, ask)
             return
@@ -72,8 +73,7 @@ class Turns:
         refusal = self._budgets.refusal(thread) or self._feedback.check(thread, ask)
         if refusal is not None:
             self._bridge.notify(refusal, "warn" if not ask.fix else "info")
-            if not ask.fix and not self._feedback.made(thread, ask):
-                self._conversation.keep_text(ask)
+            self._conversation.keep_text(ask)
             return
         thread.take_tools(ask)
         thread.take_agent(ask)
