@@ -32,6 +32,7 @@ vim.api.nvim_create_autocmd('FileType', { pattern = 'python', callback = functio
 end })
 """
 
+IDLE = "return (require('minime.feedback.diagnostics').running[...] or 0) == 0"
 ALLOW_WRITES = [{"pattern": "Write *", "decision": "allow"}]
 FIX = "Fix the new errors and warnings"
 
@@ -90,7 +91,11 @@ def last_pass(ed: Editor, key: str) -> dict[str, Any]:
 
 def turn_and_pass(ed: Editor, text: str) -> str:
     """Ask, wait for the turn and the diagnostics pass after it: the conversation's text."""
-    before = passes(ed, thread(ed)) if ed.done() else 0
+    before = 0
+    if ed.done():  # the pass of the turn before has ended: the next one counted is this turn's
+        key = thread(ed)
+        wait_for(lambda: ed.lua(IDLE, key), 10, message="the last pass to end")
+        before = passes(ed, key)
     ed.turn(text)
     key = thread(ed)
     wait_for(lambda: passes(ed, key) > before, 10, message="the diagnostics pass")
@@ -249,8 +254,7 @@ def test_fix_mid_start_up_mid_turn_and_from_another_threads_window(tmp_path: Pat
         ed.nvim.command("MiniMeNew")
         second = thread(ed)
         ed.turn("/say other thread")
-        idle = "return (require('minime.feedback.diagnostics').running[...] or 0) == 0"
-        wait_for(lambda: ed.lua(idle, first), 10, message="the fix turn's pass to end")
+        wait_for(lambda: ed.lua(IDLE, first), 10, message="the fix turn's pass to end")
         count, before = len(ed.done()), passes(ed, first)
         ed.lua("require('minime').ask(..., nil, select(2, ...))", "/disk-write a.py def g(:", first)
         wait_for(lambda: passes(ed, first) > before, 20, message="the first thread's pass")
