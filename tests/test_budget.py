@@ -161,3 +161,32 @@ def test_budget_mid_turn_mid_start_up_and_from_another_threads_window(tmp_path: 
         ed.wait_note("minime: budget in")
         ed.nvim.command("MiniMeBudget lots")
         ed.wait_note(":MiniMeBudget takes an amount")
+
+
+def footer(ed: Editor) -> str:
+    win = ed.lua("return require('minime.ui.turn').get(...).win", ed.cwd)
+    return "".join(piece[0] for piece in ed.float_config(win)["footer"])
+
+
+def test_the_currency_is_the_agent_s_text_made_printable_everywhere(tmp_path: Path) -> None:
+    """A currency that holds an escape sequence and a statusline item: shown as text in the
+    statusline (`%` doubled, ESC as ^[), the float's footer and the conversation."""
+    currency = "\x1b]2;x\x07%{x}"  # cut at 12 characters, as any currency
+    with editor(tmp_path, budget={"cost": 1}, window={"layout": "float"}) as ed:
+        ed.lua("require('minime').ask(...)", f"/usage cost=0.9 currency={currency}")
+        ed.wait_done(1)
+        wait_for(lambda: budget_of(ed)["state"] == "warned", 10, message="the 80% line")
+        status = statusline(ed)
+        assert "\x1b" not in status and "\x07" not in status, status
+        assert "0.90 ^[]2;x^G%%{x}/1.00 ^[]2;x^G%%{x}" in status, status
+        assert "0.90 ^[]2;x^G%{x}/1.00 ^[]2;x^G%{x}" in footer(ed)
+        assert "⚠ budget: over 80% used (0.90 ^[]2;x^G%{x} of 1.00 ^[]2;x^G%{x})" in ed.turn_text()
+
+
+def test_a_budget_that_is_not_one_is_said_plainly_and_nothing_starts(tmp_path: Path) -> None:
+    with editor(tmp_path, budget={"cost": "lots"}) as ed:
+        ed.ask("/say hi")
+        ed.wait_note('minime: budget.cost must be a positive number, got "lots"')
+        assert (
+            ed.done() == [] and ed.lua("return vim.tbl_count(require('minime.host').agents)") == 0
+        )

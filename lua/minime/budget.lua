@@ -26,19 +26,19 @@ function M.resolve(own, setup, problems)
   end
   local function bad(why)
     problems[#problems + 1] = {
-      message = ("budget %s: no budget applies"):format(why),
+      message = why .. " (:h minime-budget)",
       fix = { "budget = { cost = 2.00 } (the agent's currency), { tokens = 200000 }, or both" },
     }
   end
   if type(budget) ~= "table" then
-    return bad(("must be a table, got %s"):format(type(budget)))
+    return bad(("budget must be a table, got %s"):format(type(budget)))
   end
   local out = {}
   for key, value in pairs(budget) do
     if key ~= "cost" and key ~= "tokens" then
-      return bad(("has no field %s"):format(vim.inspect(key)))
+      return bad(("budget has no field %s: only cost and tokens"):format(vim.inspect(key)))
     elseif type(value) ~= "number" or value <= 0 or value ~= value or value == math.huge then
-      return bad(("%s must be a positive number, got %s"):format(key, vim.inspect(value)))
+      return bad(("budget.%s must be a positive number, got %s"):format(key, vim.inspect(value)))
     end
     out[key] = key == "tokens" and math.floor(value) or value
   end

@@ -1,17 +1,17 @@
---- The errors and warnings a turn caused (:h minime-feedback). At its `begin`: the
---- diagnostics of the loaded buffers under its cwd. At its `done`: the files it changed (those
---- whose text the review's baseline holds and that differ now, and in git those that differ
---- from the turn's snapshot) that a language server serves — loaded, or loaded quietly for
---- this — once each server has published for their last change and gone quiet (SETTLE_MS),
---- at most WAIT_MS after the end in all (a server that never answers leaves its files out,
---- silently). What is new there (not matched by severity, message and the text of its line:
---- a line that moved still matches) goes to the host, which shows it under the turn and sends
---- it with :MiniMeFix, or by itself with `feedback.diagnostics = "auto"`
---- (rplugin/python3/minime/nvim/feedback.py).
+--- The errors and warnings a turn caused (:h minime-feedback): the pass after each turn. At
+--- its `begin`, what the files under its cwd show (minime.feedback.diagnostics_diff). At its
+--- `done`: the files it changed (those whose text the review's baseline holds and that differ
+--- now, and in git those that differ from the turn's snapshot) that a language server serves —
+--- loaded, or loaded quietly for this — once each server has published for their last change
+--- and gone quiet (SETTLE_MS), at most WAIT_MS after the end in all (a server that never
+--- answers leaves its files out, silently). What is new there goes to the host, which shows it
+--- under the turn and sends it with :MiniMeFix, or by itself with `feedback.diagnostics =
+--- "auto"` (rplugin/python3/minime/nvim/feedback.py).
 ---
 --- Never on the main loop's hot path: the snapshot is one vim.diagnostic.get; the wait is a
 --- timer that looks every POLL_MS (a few table reads), never a vim.wait.
 local config = require("minime.config")
+local diff = require("minime.feedback.diagnostics_diff")
 
 local api, uv = vim.api, vim.uv
 
@@ -28,9 +28,6 @@ M.SETTLE_MS = 150
 M.MAX_FILES = 20
 M.MAX_ITEMS = 20
 
-local WARN = vim.diagnostic.severity.WARN
-local NAMES = { [vim.diagnostic.severity.ERROR] = "error", [WARN] = "warning" }
-
 --- Turn ends whose pass runs now (tests and the bench wait on it): thread -> count.
 ---@type table<string, integer>
 M.running = {}
@@ -42,10 +39,6 @@ M.passes = {}
 ---@type table<string, {ms: integer, looked: string[], answered: string[]}>
 M.last = {}
 
----@class minime.feedback.Before
----@field bufs table<integer, true> the buffers loaded when the turn began
----@field files table<string, table<string, integer>> real path -> its diagnostics' keys, counted
-
 ---@type table<string, minime.feedback.Before> thread -> what its running turn began with
 local before = {}
 ---@type table<integer, {tick: integer, at: integer}> buf -> when its diagnostics were last set
@@ -56,19 +49,10 @@ local group
 local function mode()
   local feedback = config.options.feedback
   local value = type(feedback) == "table" and feedback.diagnostics
-  if value == false or value == "off" then
+  if value == false then
     return nil
   end
   return value == "auto" and "auto" or "show"
-end
-
-local function line_of(buf, lnum)
-  return api.nvim_buf_get_lines(buf, lnum, lnum + 1, false)[1] or ""
-end
-
---- What matches a diagnostic before and after: its severity, its message, its line's text.
-local function key_of(d, text)
-  return ("%s\0%s\0%s"):format(d.severity, d.message, vim.trim(text))
 end
 
 local function watch()
@@ -92,93 +76,12 @@ local function watch()
   })
 end
 
-local function under(root, real)
-  return real:sub(1, #root + 1) == root .. "/"
-end
-
---- A turn of `key` begins in `cwd`: its loaded buffers and their errors and warnings.
+--- A turn of `key` begins in `cwd`: what its files show now (minime.feedback.diagnostics_diff).
 ---@param key string
 ---@param cwd string
 function M.begin(key, cwd)
   watch()
-  local paths = require("minime.editor.paths")
-  local root = paths.realpath(cwd) or cwd
-  local snap = { bufs = {}, files = {} }
-  for _, buf in ipairs(api.nvim_list_bufs()) do
-    if api.nvim_buf_is_loaded(buf) then
-      snap.bufs[buf] = true
-    end
-  end
-  local by_buf = {}
-  for _, d in ipairs(vim.diagnostic.get(nil, { severity = { min = WARN } })) do
-    by_buf[d.bufnr] = by_buf[d.bufnr] or {}
-    table.insert(by_buf[d.bufnr], d)
-  end
-  for buf, list in pairs(by_buf) do
-    local real = api.nvim_buf_is_loaded(buf) and paths.realpath(api.nvim_buf_get_name(buf))
-    if real and under(root, real) then
-      local counts = {}
-      for _, d in ipairs(list) do
-        local k = key_of(d, line_of(buf, d.lnum))
-        counts[k] = (counts[k] or 0) + 1
-      end
-      snap.files[real] = counts
-    end
-  end
-  before[key] = snap
-end
-
---- The rows (0-based) of `now` that are not `base`'s: added or changed lines.
-local function changed_rows(base, now)
-  local rows = {}
-  local a, b = table.concat(base, "\n") .. "\n", table.concat(now, "\n") .. "\n"
-  for _, h in
-    ipairs(vim.diff(a, b, { result_type = "indices" }) --[[@as integer[][] ]])
-  do
-    for r = h[3] - 1, h[3] + h[4] - 2 do
-      rows[r] = true
-    end
-  end
-  return rows
-end
-
---- The new errors and warnings of `buf` (file `real`), as the host's DiagnosticItem each.
-local function new_items(buf, real, snap, base)
-  local known = snap.bufs[buf] and vim.deepcopy(snap.files[real] or {}) or nil
-  -- Not loaded when the turn began (nothing known of before): only its changed lines count.
-  local rows = not known
-      and type(base) == "table"
-      and changed_rows(base, api.nvim_buf_get_lines(buf, 0, -1, false))
-    or nil
-  local found = vim.diagnostic.get(buf, { severity = { min = WARN } })
-  table.sort(found, function(x, y)
-    return x.lnum < y.lnum or (x.lnum == y.lnum and x.col < y.col)
-  end)
-  local items = {}
-  for _, d in ipairs(found) do
-    local text = line_of(buf, d.lnum)
-    local k = key_of(d, text)
-    local new
-    if known then
-      new = (known[k] or 0) == 0
-      if not new then
-        known[k] = known[k] - 1 -- each one before matches one after
-      end
-    else
-      new = rows == nil or rows[d.lnum] == true
-    end
-    if new and #items < M.MAX_ITEMS then
-      items[#items + 1] = {
-        line = d.lnum + 1,
-        col = d.col + 1,
-        severity = NAMES[d.severity] or "warning",
-        message = tostring(d.message):sub(1, 1000),
-        source = type(d.source) == "string" and d.source:sub(1, 100) or nil,
-        text = text:sub(1, 300),
-      }
-    end
-  end
-  return items
+  before[key] = diff.snapshot(cwd)
 end
 
 --- The files the last turn of `key` changed (real paths): from the review's baseline, then git.
@@ -273,7 +176,7 @@ local function collect(list, snap, turn)
     if fresh(target) then
       answered[#answered + 1] = target.rel
       local base = turn and turn.texts[target.real]
-      local items = new_items(target.buf, target.real, snap, base)
+      local items = diff.new_items(target.buf, target.real, snap, base, M.MAX_ITEMS)
       if #items > 0 then
         files[#files + 1] = { path = target.rel, items = items }
       end
