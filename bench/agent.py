@@ -26,6 +26,9 @@ permission. The prompt's text is one command:
                                      ``/chunks``), then ``time.monotonic_ns()`` (CLOCK_MONOTONIC,
                                      the clock of Neovim's ``vim.uv.hrtime()``) taken right after
                                      the last one was written.
+``mcppipe NAME N OUT [JSON]``        N ``tools/call`` of NAME on that MCP server (as ``mcp``)
+                                     written at once, then their answers read: OUT has the time
+                                     until the last answer, how many were answered, and failed.
 ``say TEXT``                         one text chunk.
 
 Timings go to the file OUT as JSON ``{"ns": [...], "starts": [...], "last": <last answer>}``
@@ -171,6 +174,15 @@ class BenchAgent:
                 last = await server.ask("tools/call", params)
                 times.append(time.perf_counter_ns() - start)
             write_json(out, {"ns": times, "last": last, "start_ns": server.start_ns})
+        elif command == "mcppipe":
+            name, n, out, *more = rest.split(" ", 3)
+            server = self.mcp[session_id]
+            params = {"name": name, "arguments": json.loads(more[0]) if more else {}}
+            began = time.perf_counter_ns()
+            answers = await server.pipeline("tools/call", params, int(n))
+            took = time.perf_counter_ns() - began
+            failed = sum(1 for a in answers if "error" in a or a["result"].get("isError"))
+            write_json(out, {"ns": took, "answered": len(answers), "failed": failed})
         elif command == "mmtool":
             parts = rest.split(" ", 4)
             name, n, warmup, out = parts[0], int(parts[1]), int(parts[2]), parts[3]
@@ -258,6 +270,26 @@ class McpServer:
     def send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(message).encode() + b"\n")
+
+    async def pipeline(self, method: str, params: dict[str, Any], n: int) -> list[Any]:
+        """``n`` requests written at once, then their ``n`` answers read (a client that
+        pipelines: the server decides how many run at once)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        ids = [next(self.ids) for _ in range(n)]
+        for request_id in ids:
+            self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        await self.process.stdin.drain()
+        answers: dict[Any, Any] = {}
+        wanted = set(ids)
+        while wanted:
+            line = await self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the MCP server ended with {len(wanted)} {method} unanswered")
+            message = json.loads(line)
+            if message.get("id") in wanted:
+                wanted.discard(message["id"])
+                answers[message["id"]] = message
+        return [answers[i] for i in ids]
 
     async def ask(self, method: str, params: dict[str, Any]) -> Any:
         assert self.process.stdout is not None

@@ -19,6 +19,7 @@ Target: probe p99 with four threads <= 1.5x the single thread's, measured in the
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -105,6 +106,7 @@ def streams(nvim: Any, ids: list[str]) -> tuple[list[float], float, float]:
 
 
 def main() -> None:
+    emit(BENCH, "loadavg_1m_at_start", os.getloadavg()[0], "procs")
     one: list[float] = []
     four: list[float] = []
     one_last, four_last, one_total, four_total = [], [], [], []
@@ -142,6 +144,7 @@ def main() -> None:
     emit(BENCH, "total_four_threads_median", median(four_total), "ms",
          baseline=median(one_total), baseline_of="one thread alone, same run",
          chunks=CHUNKS * THREADS, baseline_chunks=CHUNKS)  # fmt: skip
+    emit(BENCH, "loadavg_1m_at_end", os.getloadavg()[0], "procs")
 
 
 if __name__ == "__main__":

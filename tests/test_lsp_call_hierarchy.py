@@ -238,7 +238,7 @@ def test_a_position_that_is_no_function_is_a_clear_error(calls: Calls) -> None:
     ("args", "says"),
     [
         ({"symbol": "shout"}, "missing required parameters: direction"),
-        ({"symbol": "shout", "direction": "up"}, 'direction must be "incoming"'),
+        ({"symbol": "shout", "direction": "up"}, "direction must be one of incoming, outgoing"),
         ({"direction": "incoming"}, "pass symbol"),
         ({"path": "../faraway.py", "line": 1, "col": 1, "direction": "incoming"}, "not a file"),
     ],

@@ -17,6 +17,12 @@ LINES = ["l1", "l2", "l3", "l4", "l5", "l6"]
 AGENT = ["l1", "l2", "X3", "l4", "l5", "X6"]
 AGENT_TEXT = "\\n".join(AGENT)
 
+# Turns whose baseline snapshot ran, in the conversation (the thread) of the cwd given.
+SNAPSHOTS = (
+    "local b = require('minime.review.baseline')"
+    " return b.snapshots[require('minime.threads').key(...) or ''] or 0"
+)
+
 
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
@@ -59,7 +65,7 @@ def turn_with_writes(ed: Editor, prompt: str, writes: int) -> None:
     """Ask; answer each write's permission once the turn's baseline is recorded."""
     count = len(ed.done()) + 1
     ed.ask(prompt)
-    snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
+    snapshots = SNAPSHOTS
     before = int(ed.lua(snapshots, ed.cwd) or 0)
     wait_for(lambda: ed.lua(snapshots, ed.cwd) > before, 20, message="for the baseline")
     win = None
@@ -245,7 +251,7 @@ def test_review_before_any_turn_and_while_the_turn_still_runs(tmp_path: Path) ->
         ed.nvim.command("MiniMeAccept")
         ed.wait_note("minime: nothing to review")
         ed.ask("/shell-write a.txt first\n/shell-write a.txt second")
-        snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
+        snapshots = SNAPSHOTS
         wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
         win = ed.permission_win()
         ed.press(win, "1")
@@ -298,7 +304,8 @@ def test_a_day_of_turns_keeps_one_copy_of_a_loaded_buffer_and_both_reviews_still
     a.write_text("\n".join(LINES) + "\n")
     b.write_text("b\n")
     copies = (
-        "local turns = require('minime.review.baseline').sessions[...].turns"
+        "local turns = require('minime.review.baseline')"
+        ".sessions[require('minime.threads').key(...)].turns"
         " local n = 0 for _, turn in ipairs(turns) do n = n + vim.tbl_count(turn.texts) end"
         " return { copies = n, turns = #turns }"
     )

@@ -301,3 +301,47 @@ def test_the_overview_updates_in_place_and_switches_threads(tmp_path: Path) -> N
         assert any("far away" in x and str(elsewhere.name) in x for x in overview_lines(ed)), (
             overview_lines(ed)
         )
+
+
+SHAPES = Path(__file__).parent / "agents" / "shapes.py"
+PICK = """
+vim.ui.select = function(items, opts, on_choice)
+  _G.picked = _G.picked or {}
+  table.insert(_G.picked, opts.prompt)
+  _G.pick = function(i) on_choice(items[i], i) end
+end
+"""
+
+
+def test_x_closes_and_d_deletes_where_the_agent_offers_them(tmp_path: Path) -> None:
+    """An agent advertising session/close and session/delete: `x` sends session/close, `d`
+    asks first and sends session/delete only once confirmed; each thread leaves the list."""
+    import sys
+
+    wire = tmp_path / "managed.txt"
+    agent = {"cmd": [sys.executable, str(SHAPES)], "label": "shapes-agent",
+             "env": {"SHAPES_MANAGE": str(wire)}}  # fmt: skip
+    with editor_with(tmp_path, {"agent": agent}, PICK, timeout=30.0) as ed:
+        ed.turn("ping")
+        closed = current(ed)
+        ed.nvim.command("MiniMeNew")
+        ed.turn("ping")
+        deleted = current(ed)
+        on_line_of(ed, closed)
+        ed.nvim.input("x")
+        ed.wait_note("minime: thread shapes-agent · ping closed")
+        on_line_of(ed, deleted)
+        ed.nvim.input("d")
+        wait_for(lambda: ed.lua("return _G.picked"), ed.timeout, message="the confirmation")
+        ed.lua("_G.pick(2)")  # Keep it
+        assert thread(ed, deleted) is not None
+        ed.nvim.input("d")
+        wait_for(lambda: len(ed.lua("return _G.picked")) == 2, ed.timeout, message="asked again")
+        ed.lua("_G.pick(1)")  # Delete … for good
+        ed.wait_note("minime: thread shapes-agent · ping closed, its session deleted")
+        assert wire.read_text().splitlines() == [
+            "session/close shapes-1",
+            "session/delete shapes-2",
+        ]
+        assert ed.lua("return #require('minime.threads').all()") == 0
+        assert overview_lines(ed)[0].startswith("no threads yet")

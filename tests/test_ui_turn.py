@@ -326,7 +326,7 @@ def test_done_shows_usage_fires_the_event_and_stops_the_turn(nvim):
     assert st["running"] is False
     assert st["stop_reason"] == "end_turn"
     done = nvim.exec_lua("return _G.minime_test.done")
-    assert done == [{"cwd": KEY, "session_id": "sess-42", "stop_reason": "end_turn"}]
+    assert done == [{"thread": KEY, "cwd": KEY, "session_id": "sess-42", "stop_reason": "end_turn"}]
     title = nvim.exec_lua("return vim.api.nvim_win_get_config(...).title", st["win"])
     assert title[0][0].startswith(" done · "), "the state first"
     # Visible float: no notification.
@@ -652,7 +652,7 @@ def test_done_can_name_the_session_when_begin_could_not(nvim):
     apply(nvim, begin(session_id=""))
     apply(nvim, {"kind": "done", "stop_reason": "end_turn", "session_id": "late-id"})
     done = nvim.exec_lua("return _G.minime_test.done")
-    assert done == [{"cwd": KEY, "session_id": "late-id", "stop_reason": "end_turn"}]
+    assert done == [{"thread": KEY, "cwd": KEY, "session_id": "late-id", "stop_reason": "end_turn"}]
 
 
 def test_done_with_an_error_stop_reason(nvim):

@@ -60,8 +60,7 @@ end
 ---@param key string
 ---@return minime.budget.State?
 function M.get(key)
-  local threads = package.loaded["minime.threads"]
-  return states[key] or (threads and threads.entry(states, key)) or nil
+  return require("minime.threads").pick(states, key)
 end
 
 --- Every thread's budget (for :checkhealth).

@@ -90,8 +90,10 @@ M.sessions = verb("sessions")
 ---@type fun(session_id: string, opts?: {cwd?: string, title?: string})
 M.load_session = verb("load_session")
 --- Create or update the plugin's own Python environment.
----@type fun(on_done?: fun(ok: boolean, output: string))
-M.install = verb("install")
+---@param on_done? fun(ok: boolean, output: string)
+function M.install(on_done)
+  return require("minime.install").run(on_done)
+end
 --- Reopen the last turn's float.
 M.show = verb("show")
 --- Hide the conversation float, or show it again (the turn goes on either way).

@@ -22,8 +22,7 @@ local states = {}
 ---@param key string
 ---@return minime.modes.State?
 local function lookup(key)
-  local threads = package.loaded["minime.threads"]
-  return states[key] or (threads and threads.entry(states, key)) or nil
+  return require("minime.threads").pick(states, key)
 end
 
 local function notify(message, level)

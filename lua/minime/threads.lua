@@ -143,15 +143,20 @@ function M.key(key)
   return type(key) == "string" and current[real(key)] or nil
 end
 
---- The entry of `map` (thread id -> anything) for `key`: a thread id, else a cwd (its current
---- thread).
----@generic T
----@param map table<string, T>
----@param key string
----@return T?
-function M.entry(map, key)
-  local id = map[key] ~= nil and key or M.key(key)
-  return id and map[id] or nil
+--- `tbl[key]`, where `tbl` is keyed by thread and `key` names one: a thread id as it is (any
+--- key a table holds), else a cwd — its current thread's entry (nil: none). The one rule by
+--- which a cwd stands for its current thread, wherever a key is taken.
+---@generic V
+---@param tbl table<string, V>
+---@param key any
+---@return V?
+function M.pick(tbl, key)
+  local found = tbl[key]
+  if found ~= nil or type(key) ~= "string" then
+    return found
+  end
+  local id = current[real(key)]
+  return id and tbl[id] or nil
 end
 
 --- The cwd thread `key` works in (nil: not a thread).

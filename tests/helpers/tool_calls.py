@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from minime import mcp_jsonrpc
 from minime.mcp_server import McpSession, Scope
 from minime.model import ToolRequest
 from minime.nvim.editor_tools import ToolError, editor_tools
@@ -50,7 +51,10 @@ class Editor:
         async def tools_for(scope: Scope) -> list[Any]:
             return source(scope.session_id, scope.cwd)
 
-        self.mcp = McpSession(Scope(cwd=self.cwd, session_id="session-1"), tools_for, print)
+        async def send(line: bytes) -> None:
+            print(line)
+
+        self.mcp = McpSession(Scope(cwd=self.cwd, session_id="session-1"), tools_for, send)
 
     def text(self, name: str, **arguments: Any) -> str:
         """The text the model reads; a failed call raises ToolError."""
@@ -74,14 +78,14 @@ class Editor:
     def _mcp_text(self, name: str, arguments: dict[str, Any]) -> str:
         call = {"name": name, "arguments": arguments}
         line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
-        coro = self.mcp.answer(json.loads(line))
+        coro = self.mcp.answer(mcp_jsonrpc.sort(json.loads(line)))
         try:
             coro.send(None)  # nothing suspends: the whole call runs at once
         except StopIteration as done:
-            line = done.value
+            sent = mcp_jsonrpc.encode(done.value)
         else:
             raise AssertionError("the MCP call suspended")
-        answer = json.loads(line.decode("utf-8"))  # valid UTF-8: no lone surrogates
+        answer = json.loads(sent.decode("utf-8"))  # valid UTF-8: no lone surrogates
         result = answer["result"]
         assert [block["type"] for block in result["content"]] == ["text"], result
         text = result["content"][0]["text"]

@@ -83,11 +83,7 @@ end
 ---@param key string
 ---@return minime.review.Turn?
 function M.last(key)
-  local s = M.sessions[key]
-  if not s then
-    local threads = package.loaded["minime.threads"]
-    s = M.sessions[threads and threads.key(key) or key]
-  end
+  local s = require("minime.threads").pick(M.sessions, key)
   return s and s.turns[#s.turns] or nil
 end
 

@@ -96,7 +96,7 @@ end
 function M.complete(key, lead)
   return vim.tbl_filter(function(id)
     return id:sub(1, #lead) == lead
-  end, (seen[key] or seen[require("minime.threads").key(key) or ""] or { ids = {} }).ids)
+  end, (require("minime.threads").pick(seen, key) or { ids = {} }).ids)
 end
 
 return M

@@ -17,15 +17,6 @@ local buf
 ---@type string[] the thread id of each line
 local ids = {}
 
-local STATE = {
-  running = "running",
-  waiting = "waiting",
-  done = "done",
-  cancelled = "cancelled",
-  error = "error",
-  idle = "idle",
-}
-
 --- "now", "42 s ago", "5 min ago", "3 h ago", else the date.
 ---@param when? number seconds since the epoch
 ---@return string
@@ -52,7 +43,7 @@ end
 ---@return string
 function M.line(t, current)
   local line = printable.line
-  local state = STATE[t.state] or line(tostring(t.state), 12)
+  local state = line(tostring(t.state), 12)
   if t.state == "waiting" and t.waiting then
     state = "waits: " .. line(tostring(t.waiting), 12)
   end

@@ -7,6 +7,13 @@ session's random token first; an unknown token, or one whose session has ended, 
 and the connection closed. A token serves its own session's cwd and nothing else. Revoking it
 (the session ended) closes its connections; closing the host removes the directory, and every
 bridge, seeing its socket close, exits.
+
+Bounds, so that no peer (this user's other programs included) can make the host hold much:
+before its token a connection may send one line of at most TOKEN_BYTES within TOKEN_TIMEOUT,
+and at most MAX_UNAUTHENTICATED connections wait for theirs at once; a session has at most
+MAX_PER_SESSION connections; a message is at most MAX_LINE bytes (longer: answered, then the
+connection is closed). What a connection has sent and the host has not read is at most about
+READ_LIMIT bytes: past that the socket is not read (the peer's writes wait).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import secrets
 import shutil
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from . import mcp as bridge
@@ -29,9 +36,21 @@ from .tools import Tool
 log = logging.getLogger("minime")
 
 SERVER_NAME = "minime"
-AUTH_TIMEOUT = 10.0
 MAX_SOCKET_PATH = 104  # sun_path is 108 bytes on Linux, 104 on the BSDs
 MAX_LINE = 16 * 1024 * 1024  # a tool call's arguments; answers are capped at 8 MiB (tools.py)
+# The bridge writes its token (43 characters) the moment it has connected: a peer that has not
+# sent a line that short within a few seconds has no token to give.
+TOKEN_TIMEOUT = 3.0
+TOKEN_BYTES = 128
+# Connections still owing their token. A bridge owes it for a moment only: agents start one
+# bridge per session, so 16 at once is a burst no real start-up reaches; a 17th is closed.
+MAX_UNAUTHENTICATED = 16
+# A session's live connections: one bridge, and a few while an agent restarts its server (the
+# old one's end may be seen after the new one's start).
+MAX_PER_SESSION = 4
+# The stream's buffer: what the host holds of a connection before it reads it.
+READ_LIMIT = 64 * 1024
+CHUNK = 64 * 1024
 
 
 def _socket_base() -> str:
@@ -61,6 +80,7 @@ class McpHost:
         self._grants: dict[str, Grant] = {}
         self._server: asyncio.AbstractServer | None = None
         self._sessions: set[McpSession] = set()
+        self._waiting: dict[asyncio.StreamWriter, None] = {}  # owe their token, oldest first
         self.directory = ""
         self.path = ""
 
@@ -68,7 +88,7 @@ class McpHost:
         self.directory = tempfile.mkdtemp(prefix="minime-mcp-", dir=_socket_base())  # mode 0700
         os.chmod(self.directory, 0o700)
         self.path = os.path.join(self.directory, "socket")
-        self._server = await asyncio.start_unix_server(self._serve, self.path, limit=MAX_LINE)
+        self._server = await asyncio.start_unix_server(self._serve, self.path, limit=READ_LIMIT)
         os.chmod(self.path, 0o600)
 
     def grant(self, cwd: str) -> Grant:
@@ -119,15 +139,9 @@ class McpHost:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         grant = None
         try:
-            token = await asyncio.wait_for(reader.readline(), AUTH_TIMEOUT)
-            grant = self._grants.get(token.rstrip(b"\n").decode(errors="replace"))
-            if grant is None:
-                log.warning("refused an MCP connection: unknown or ended session token")
-                writer.write(b"refused: the token is not that of an open session\n")
-                return
-            writer.write(bridge.ACCEPTED)
-            grant.connections.add(writer)
-            await self._relay(grant, reader, writer)
+            grant = await self._admit(reader, writer)
+            if grant is not None:
+                await self._relay(grant, reader, writer)
         except (TimeoutError, ConnectionError, ValueError, asyncio.IncompleteReadError) as exc:
             log.info("an MCP connection ended: %s", exc or type(exc).__name__)
         finally:
@@ -137,19 +151,93 @@ class McpHost:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
+    async def _admit(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> Grant | None:
+        """The grant whose token the peer sent first (and "ok" said), or None (refused)."""
+        if len(self._waiting) >= MAX_UNAUTHENTICATED:
+            # The one that has waited longest goes: a crowd of silent peers cannot keep a
+            # bridge out, which sends its token the moment it has connected.
+            oldest = next(iter(self._waiting))
+            del self._waiting[oldest]
+            log.warning("closed an MCP connection: %d others owe their token", MAX_UNAUTHENTICATED)
+            _refuse(oldest, "too many connections waiting")
+        self._waiting[writer] = None
+        try:
+            token = await asyncio.wait_for(reader.readuntil(b"\n"), TOKEN_TIMEOUT)
+        except (TimeoutError, asyncio.LimitOverrunError, asyncio.IncompleteReadError):
+            token = b""
+        finally:
+            self._waiting.pop(writer, None)
+        if writer.is_closing():
+            return None  # made room for a newer one (said above)
+        grant = None
+        if 0 < len(token) <= TOKEN_BYTES:
+            grant = self._grants.get(token.rstrip(b"\n").decode(errors="replace"))
+        if grant is None:
+            log.warning("refused an MCP connection: unknown or ended session token")
+            _refuse(writer, "the token is not that of an open session")
+            return None
+        if len(grant.connections) >= MAX_PER_SESSION:
+            log.warning("refused an MCP connection: its session has %d", MAX_PER_SESSION)
+            _refuse(writer, "this session has too many connections")
+            return None
+        writer.write(bridge.ACCEPTED)
+        grant.connections.add(writer)
+        return grant
+
     async def _relay(
         self, grant: Grant, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        def send(line: bytes) -> None:
+        async def send(line: bytes) -> None:
             if not writer.is_closing():
                 writer.write(line + b"\n")
+                await writer.drain()  # the agent reads slowly: its answers wait, not pile up
 
         session = McpSession(grant.scope, self._tools_for, send)
         self._sessions.add(session)
         try:
-            while grant.token in self._grants and (line := await reader.readline()):
-                if line.strip():
-                    session.receive(line)
+            async for line in _lines(reader):
+                if grant.token not in self._grants:
+                    break
+                if line is None:
+                    await send(session.too_long(MAX_LINE))
+                    break
+                if line and not line.isspace():
+                    await session.receive(line)
+                    del line  # a large one is not kept while the next is awaited
+                    await session.room()
         finally:
             self._sessions.discard(session)
             session.cancel_all()
+
+
+def _refuse(writer: asyncio.StreamWriter, why: str) -> None:
+    """Say why (the bridge prints it) and close."""
+    if not writer.is_closing():
+        writer.write(f"refused: {why}\n".encode())
+    writer.close()
+
+
+async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | None]:
+    """The connection's lines without their newline; None for one longer than MAX_LINE (then
+    nothing more). Read a chunk at a time: the stream's own readline would need a buffer as
+    large as the longest line for every connection, authenticated or not."""
+    partial = bytearray()
+    while chunk := await reader.read(CHUNK):
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if len(partial) + end - start > MAX_LINE:
+                yield None
+                return
+            if partial:
+                partial += chunk[start:end]
+                yield bytes(partial)
+                partial = bytearray()  # not clear(): its buffer, as large as the line, goes
+            else:
+                yield chunk[start:end]
+            start = end + 1
+        partial += chunk[start:]
+        if len(partial) > MAX_LINE:
+            yield None
+            return

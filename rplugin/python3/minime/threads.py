@@ -66,6 +66,8 @@ class DaemonPool:
                     future.set_result(context.run(fn, *args))
                 except BaseException as exc:  # a handler's SystemExit is its failure
                     future.set_exception(as_failure(exc))
+            # An idle thread holds nothing: the last call's arguments may be megabytes.
+            del future, context, fn, args
             with self._lock:
                 self._idle += 1
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from . import tool_arguments
 from .errors import Error
 from .model import TextBlock, ToolDescription, ToolRequest, ToolResult
 from .threads import as_failure, tool_pool
@@ -148,7 +149,12 @@ def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
 
 
 async def run(tool: Tool, request: ToolRequest) -> dict[str, Any]:
-    """Run one handler; its text or its failure becomes the answer mm expects."""
+    """Run one handler on arguments its input schema accepts (tool_arguments.py: else the
+    model reads what is wrong, and the handler is not run); its text or its failure becomes
+    the answer mm expects."""
+    request.arguments, wrong = tool_arguments.check(tool.input_schema, request.arguments)
+    if wrong is not None:
+        return text_result(wrong, is_error=True)
     try:
         if inspect.iscoroutinefunction(tool.handle):
             value = await tool.handle(request)

@@ -125,13 +125,7 @@ end
 ---@param key string
 ---@return minime.turn.Turn?
 local function find(key)
-  local t = turns[key]
-  if t or type(key) ~= "string" then
-    return t
-  end
-  local threads = package.loaded["minime.threads"]
-  local id = threads and threads.key(key)
-  return id and turns[id] or nil
+  return require("minime.threads").pick(turns, key)
 end
 
 --- Whether `key` may take the window by itself: the current thread of its cwd (a thread in

@@ -68,6 +68,8 @@ class Threads:
     # -- what Lua is told (thread.StateWatcher) -----------------------------------------------
 
     def changed(self, thread: Thread) -> None:
+        if self._by_id.get(thread.id) is not thread:  # closed: Lua was told it is gone
+            return
         if not self._due:
             asyncio.get_running_loop().call_soon(self._publish)
         self._due[thread.id] = thread
