@@ -14,9 +14,12 @@ probes from its end (MiniMeTurnDone) until the pass has ended.
 
 Metrics per server: ``probe_max_ms`` (the longest hold while the pass waits; baseline: the
 idle editor's longest), ``probe_p99_ms`` (baseline: idle p99), ``pass_ms`` (median pass, from
-the turn's end). Target: the pass adds no hold of its own — its longest is within
-TARGET_ADDED_MS of the idle editor's longest in the same run (a shared machine's load moves
-both).
+the turn's end), ``pass_hold_ms`` (the longest the pass's own code held the main loop in one
+go — a look, the comparison at the end — timed inside Neovim: M.last[thread].hold_ms; the
+first pass of a Neovim apart, ``first_pass_hold_ms``: it loads the modules it uses).
+Targets: the longest probe within TARGET_ADDED_MS of the idle editor's longest in the same run
+(a shared machine's load moves both; pyrefly's own CPU competes with Neovim's while it
+works), and the pass's own longest hold under TARGET_PASS_HOLD_MS.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor_with
 
 BENCH = "diagnostics_wait"
 TARGET_ADDED_MS = 10.0
+TARGET_PASS_HOLD_MS = 5.0
 SERVERS = {
     "silent": [sys.executable, str(REPO / "tests" / "agents" / "silent_lsp.py")],
     "pyrefly": [str(REPO / ".venv" / "bin" / "pyrefly"), "lsp"],
@@ -75,14 +79,16 @@ def run(server: str, rounds: int, workdir: Path) -> None:
         ed.turn("/say warm")  # the host, the agent and the session started
         key = ed.lua("return require('minime.threads').current()")
         wait_for(lambda: passes(ed, key) >= 1, 10, message="the first pass")
-        idle, waiting, lasted = [], [], []
+        idle, waiting, lasted, holds = [], [], [], []
         for i in range(rounds):
             idle += probes_for(ed, 1.0)
             before = passes(ed, key)
             ed.turn(WRITES[i % 2])
             while passes(ed, key) == before:
                 waiting.append(probe(ed))
-            lasted.append(ed.lua("return require('minime.feedback.diagnostics').last[...].ms", key))
+            last = ed.lua("return require('minime.feedback.diagnostics').last[...]", key)
+            lasted.append(last["ms"])
+            holds.append(last["hold_ms"])
     tag = {"server": server, "rounds": rounds}
     hold, base = max(waiting), max(idle)
     emit(
@@ -107,6 +113,19 @@ def run(server: str, rounds: int, workdir: Path) -> None:
         **tag,
     )
     emit(BENCH, "pass_ms", median(lasted), "ms", max=max(lasted), **tag)
+    # The first pass of a Neovim loads the modules it needs (the scope, the LSP helpers).
+    steady = holds[1:] or holds
+    emit(BENCH, "first_pass_hold_ms", holds[0], "ms", **tag)
+    emit(
+        BENCH,
+        "pass_hold_ms",
+        max(steady),
+        "ms",
+        median=median(steady),
+        target=f"< {TARGET_PASS_HOLD_MS:g} ms",
+        met=max(steady) < TARGET_PASS_HOLD_MS,
+        **tag,
+    )
 
 
 def main() -> None:

@@ -35,8 +35,9 @@ M.running = {}
 ---@type table<string, integer>
 M.passes = {}
 --- The last pass of each thread: how long it took (ms), the files it looked at (a server
---- serves them) and those whose server answered in time (tests and the bench).
----@type table<string, {ms: integer, looked: string[], answered: string[]}>
+--- serves them), those whose server answered in time, and the longest it held the main loop
+--- in one go (hold_ms) (tests and the bench).
+---@type table<string, {ms: integer, looked: string[], answered: string[], hold_ms: number}>
 M.last = {}
 
 ---@type table<string, minime.feedback.Before> thread -> what its running turn began with
@@ -144,24 +145,31 @@ local function fresh(target)
 end
 
 --- Call `fn` every POLL_MS until it returns true or `deadline` (uv.now()) passes; then `done`.
-local function poll(deadline, fn, done)
-  local function step()
+--- `timed` wraps each look (and what follows the last) as the main loop runs it.
+local function poll(deadline, fn, done, timed)
+  local step
+  step = timed(function()
     if fn() or uv.now() >= deadline then
       return done()
     end
     vim.defer_fn(step, M.POLL_MS)
-  end
+  end)
   step()
 end
 
 local function send(key, cwd, files)
-  local ok, payload = pcall(require("minime.actions").host_payload, key)
-  if not ok then
-    return
+  local payload = { thread = key, cwd = cwd }
+  local auto = mode() == "auto" and #files > 0
+  if auto then -- the host makes the fix ask itself: it needs the agent, as an ask names it
+    local ok, resolved = pcall(require("minime.actions").host_payload, key)
+    if not ok then
+      return
+    end
+    payload = resolved
   end
   local feedback = config.options.feedback
   payload.files = files
-  payload.auto = mode() == "auto"
+  payload.auto = auto
   payload.rounds = type(feedback) == "table" and tonumber(feedback.rounds) or 2
   payload.cwd = cwd
   pcall(require("minime.host").notify, "diagnostics", payload)
@@ -198,33 +206,49 @@ function M.done(key, cwd)
   M.running[key] = (M.running[key] or 0) + 1
   local started = uv.now()
   local deadline = started + M.WAIT_MS
+  local pass = { ms = 0, looked = {}, answered = {}, hold_ms = 0 }
+  M.last[key] = pass
+  --- `fn` as the main loop runs it, timed: the pass's longest hold of it (the bench reads it).
+  local function timed(fn)
+    return function(...)
+      local t0 = uv.hrtime()
+      local result = fn(...)
+      pass.hold_ms = math.max(pass.hold_ms, (uv.hrtime() - t0) / 1e6)
+      return result
+    end
+  end
   local function finish(files, looked, answered)
+    pass.ms, pass.looked, pass.answered = uv.now() - started, looked or {}, answered or {}
+    send(key, cwd, files)
     M.running[key] = M.running[key] - 1
     M.passes[key] = (M.passes[key] or 0) + 1
-    M.last[key] = { ms = uv.now() - started, looked = looked or {}, answered = answered or {} }
-    send(key, cwd, files)
   end
   local refresh = require("minime.editor.disk_refresh")
-  local function wait_for_servers(changed, turn)
+  local wait_for_servers = timed(function(changed, turn)
     local list = targets(cwd, changed)
     if #list == 0 then
       return finish({})
     end
     poll(deadline, function()
-      return vim.iter(list):all(fresh)
+      for _, target in ipairs(list) do -- (not vim.iter: loading it held the first pass ~10 ms)
+        if not fresh(target) then
+          return false
+        end
+      end
+      return true
     end, function()
       finish(collect(list, snap, turn))
-    end)
-  end
+    end, timed)
+  end)
   -- Scheduled: the refresh minime.rpc.apply asks for after this batch is pending by then, and
   -- the files the agent wrote on disk are read again before anything is compared.
-  vim.schedule(function()
+  vim.schedule(timed(function()
     poll(deadline, function()
       return not refresh.pending(cwd)
     end, function()
       changed_files(key, cwd, wait_for_servers)
-    end)
-  end)
+    end, timed)
+  end))
 end
 
 --- One batch of events of thread `key` (minime.rpc.apply, before the float draws it).
