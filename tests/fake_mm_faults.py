@@ -17,6 +17,12 @@ Added to demo/scripted_mm's script by tests/fake_mm.py; same signature as its co
 ``/deep-input N``               a tool_call whose rawInput nests N levels (``{"a": {"a": …}}``,
                                 ``"bottom"`` at the end), then completed: ``deep -> done``.
 ``/terminal``                   a tool_call with terminal content (no terminal capability).
+``/client-terminal LINE``       LINE run in the client's terminal (``terminal/create``, sh -c),
+                                shown by an in_progress tool_call whose content is that
+                                terminal; after ``wait_for_exit`` a ``completed`` update with no
+                                content, then ``terminal/release``: ``terminal -> released``.
+``/client-terminal-released L``  the same, released first, then ``completed`` naming the
+                                terminal again (a released terminal's output is still shown).
 ``/garbage``                    raw lines: not JSON, an unknown notification, an unknown
                                 request, an unknown session/update kind, a response to no
                                 request, vendor updates (session_info, usage, commands).
@@ -157,6 +163,31 @@ async def _terminal(mm: FakeMM, turn: Turn, rest: str) -> None:
     await mm.report_call(turn, call)
     await mm.report_end(turn, call_id, "made", False)
     await mm.say(turn, "terminal -> made")
+
+
+async def _client_terminal(mm: FakeMM, turn: Turn, rest: str, release_first: bool = False) -> None:
+    sid = turn.session.id
+    created = await mm.wire.request(
+        "terminal/create", {"sessionId": sid, "command": "/bin/sh", "args": ["-c", rest]}
+    )
+    terminal = {"sessionId": sid, "terminalId": created["terminalId"]}
+    call_id = f"call_{next(mm.call_ids)}"
+    call = {"toolCallId": call_id, "title": f"bash: {rest}", "kind": "execute"}
+    content = [{"type": "terminal", "terminalId": created["terminalId"]}]
+    await mm.report_call(turn, {**call, "status": "in_progress", "content": content})
+    await mm.wire.request("terminal/wait_for_exit", terminal)
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed"}
+    if release_first:
+        await mm.wire.request("terminal/release", terminal)
+        await mm.update(sid, {**done, "content": content})
+    else:
+        await mm.update(sid, done)
+        await mm.wire.request("terminal/release", terminal)
+    await mm.say(turn, "terminal -> released")
+
+
+async def _client_terminal_released(mm: FakeMM, turn: Turn, rest: str) -> None:
+    await _client_terminal(mm, turn, rest, release_first=True)
 
 
 async def _garbage(mm: FakeMM, turn: Turn, rest: str) -> None:
@@ -348,6 +379,8 @@ FAULTS: dict[str, Command] = {
     "/empty-input": _empty_input,
     "/deep-input": _deep_input,
     "/terminal": _terminal,
+    "/client-terminal": _client_terminal,
+    "/client-terminal-released": _client_terminal_released,
     "/garbage": _garbage,
     "/badutf8": _badutf8,
     "/big-update": _big_update,

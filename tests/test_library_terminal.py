@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import sys
 import time
 import uuid
@@ -15,6 +16,7 @@ from typing import Any
 
 import minime
 from helpers.procs import cmdline, live_processes
+from minime.terminals import MAX_OUTPUT_LIMIT, utf8_tail
 
 AGENT = Path(__file__).with_name("agents") / "terminal_agent.py"
 
@@ -263,3 +265,63 @@ def test_a_terminal_call_shows_its_output_live_and_in_its_result(tmp_path: Path)
 def test_a_terminal_of_another_session_is_not_reachable(tmp_path: Path) -> None:
     got, _ = asyncio.run(turn([step("output", params={"terminalId": "term-99"})], tmp_path))
     assert "unknown terminal" in got[0][1]["error"]["data"]["details"]
+
+
+def test_a_completed_update_without_content_keeps_the_terminal_output(tmp_path: Path) -> None:
+    # ACP: an update that names no content leaves the call's content as it was; the
+    # terminal's output is the call's output, after terminal/release too.
+    script = "echo first; echo second"
+    for last in (
+        [step("wait_for_exit", done="bare"), step("release")],
+        [step("wait_for_exit"), step("release", done="bare")],
+    ):
+        _, events = asyncio.run(
+            turn([{**create("/bin/sh", "-c", script), "tool": True}, *last], tmp_path)
+        )
+        results = [(e.call.id, e.status, e.output) for e in events if e.kind == "tool_result"]
+        assert results == [("call-1", "completed", "first\nsecond\n")], last
+
+
+def test_an_output_limit_past_the_cap_keeps_the_cap(tmp_path: Path) -> None:
+    # outputByteLimit = 1e12 kept 60 MB (and copied it at every read): the cap holds.
+    cap = MAX_OUTPUT_LIMIT
+    script = f"head -c {cap + 5000} /dev/zero | tr '\\0' a; printf END"
+    got, _ = asyncio.run(
+        turn(
+            [
+                create("/bin/sh", "-c", script, outputByteLimit=10**12),
+                step("wait_for_exit"),
+                step("output"),
+            ],
+            tmp_path,
+        )
+    )
+    result = got[2][1]["result"]
+    assert result["truncated"] is True
+    assert len(result["output"]) == cap
+    assert result["output"].endswith("aaaEND")
+
+
+def test_random_outputs_keep_their_last_bytes_at_a_character_boundary(tmp_path: Path) -> None:
+    seed = random.randrange(1 << 30)
+    print("seed", seed)
+    rng = random.Random(seed)
+    cases = []
+    for n in range(6):
+        text = "".join(rng.choice("aé日😀\n") for _ in range(rng.randrange(0, 40_000)))
+        limit = rng.choice([0, 1, 3, 100, 4096, 65536, 200_000])
+        path = tmp_path / f"out{n}"
+        path.write_text(text, encoding="utf-8")
+        cases.append((text.encode(), limit, path))
+    steps: list[dict[str, Any]] = []
+    for _, limit, path in cases:
+        # dd's small blocks: many reads, so the kept bytes are cut more than once.
+        line = f"dd if={path} bs=777 2>/dev/null"
+        steps += [create("/bin/sh", "-c", line, outputByteLimit=limit), step("wait_for_exit")]
+        steps.append(step("output"))
+    got, _ = asyncio.run(turn(steps, tmp_path))
+    for n, (data, limit, _) in enumerate(cases):
+        result = got[3 * n + 2][1]["result"]
+        expected = utf8_tail(data, limit).decode()
+        assert result["output"] == expected, (seed, n, limit, len(data))
+        assert result["truncated"] is (len(data) > limit), (seed, n)

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from nvim_harness import wait_for
-from plugin_harness import Editor, editor_with, running_with
+from plugin_harness import Editor, editor, editor_with, running_with
 
 AGENT = Path(__file__).with_name("agents") / "terminal_agent.py"
 
@@ -146,3 +147,21 @@ def test_minime_reset_ends_the_old_sessions_terminals(tmp_path: Path) -> None:
         ed.nvim.command("MiniMeReset")
         ed.wait_note("new conversation")
         wait_for(lambda: running_with(marker) == [], 10, message="for the terminal's tree to end")
+
+
+@pytest.mark.parametrize("script", ["/client-terminal", "/client-terminal-released"])
+def test_the_output_stays_under_its_tool_line_after_completion_and_release(
+    tmp_path: Path, script: str
+) -> None:
+    # The fake mm: terminal/create, a tool_call showing the terminal, wait_for_exit, then a
+    # `completed` update without content and terminal/release (or release first, then a
+    # `completed` naming the terminal again): the output is still the call's (ACP: the client
+    # may keep showing a released terminal's output).
+    with editor(tmp_path) as ed:
+        done, _ = ed.turn(f"{script} echo one; sleep 0.3; echo two")
+        assert not done.get("error"), done
+        lines = ed.turn_lines()
+        header = next(n for n, line in enumerate(lines) if line.startswith("⚙ bash: echo one"))
+        assert lines[header].endswith("[execute] completed")
+        assert lines[header + 1 : header + 3] == ["    one", "    two"], lines
+        assert "terminal -> released" in lines

@@ -1,4 +1,5 @@
-"""Lone surrogates on their way to Neovim (nvim/wire_text.py): U+FFFD, never a codec error.
+"""Lone surrogates and NUL on their way to Neovim (nvim/wire_text.py): U+FFFD and U+2400, never
+a codec error nor a Vimscript one.
 
 A JSON escape such as ``"\\ud800"`` decodes to a lone surrogate, and pynvim decodes bytes that
 are not UTF-8 as ones; msgpack refuses them, so a call to Neovim carrying one fails whole.
@@ -31,6 +32,13 @@ def test_clean_writes_u_fffd_for_each_lone_surrogate() -> None:
     assert clean("ok é 😀") == "ok é 😀"
     nested = clean_all({"k\udc80": ["x\ud800", 2**70, {"n": 1}]})
     assert nested == {f"k{REPLACEMENT}": [f"x{REPLACEMENT}", float(2**70), {"n": 1}]}
+
+
+def test_clean_writes_the_symbol_for_null_for_each_nul() -> None:
+    # Vimscript takes no string holding a NUL (E976): the turn float's error line threw.
+    assert clean("a\0b\0") == "a\u2400b\u2400"
+    assert clean("a\0\ud800") == "a\u2400" + REPLACEMENT
+    assert clean_all({"k\0": ["v\0"]}) == {"k\u2400": ["v\u2400"]}
 
 
 def test_a_tool_call_with_a_lone_surrogate_in_its_arguments_gets_a_proper_answer(

@@ -17,6 +17,18 @@ local function relative(path, cwd)
   return path
 end
 
+--- The current buffer's name when its lines may not leave the editor (the deny list: a range
+--- ask from `.env` sent its secret while `@.env` was refused), else nil.
+---@param cwd string
+---@return string?
+local function denied_buffer(cwd)
+  local name = vim.api.nvim_buf_get_name(0)
+  if name ~= "" and require("minime.editor.deny").file(config.options.deny, name, cwd) then
+    return vim.fn.fnamemodify(name, ":~:.")
+  end
+  return nil
+end
+
 --- The prompt with the selected lines as context, naming file and lines.
 local function with_context(text, range, cwd)
   if not range then
@@ -147,6 +159,20 @@ local collecting = {}
 ---@param where? string
 function M.ask(text, range, where)
   local id = thread_of(where)
+  local denied = range and denied_buffer(require("minime.threads").cwd_of(id) or vim.fn.getcwd())
+  if denied then
+    local typed = text and vim.trim(text) ~= ""
+    if typed then
+      require("minime.ui.drafts").add(id, text) -- nothing typed is lost
+    end
+    say_error(
+      ("minime: not sent: %s is on the deny list (:h minime-config-deny), its lines never leave the editor%s"):format(
+        denied,
+        typed and "; your text is kept as the draft (:MiniMeAsk opens it)" or ""
+      )
+    )
+    return
+  end
   if not text or vim.trim(text) == "" then
     prompt_for(id, range, shown_float(id))
     return

@@ -4,7 +4,16 @@
 --- and its failure come from minime.health, which runs the Python side once for every part.
 local M = {}
 
-local h = vim.health
+-- The report quotes the agent (its agentInfo, errors, login methods, capability names): each
+-- message is one printable line (minime.ui.printable), so no line break of the agent's makes
+-- a line of the report ("- OK …") and no escape reaches a UI that draws the report itself.
+local h = setmetatable({}, {
+  __index = function(_, level)
+    return function(message, advice)
+      return vim.health[level](require("minime.ui.printable").line(message, math.huge), advice)
+    end
+  end,
+})
 
 local function fix(...)
   return { ... }

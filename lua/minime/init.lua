@@ -11,7 +11,7 @@ M.min_version = "0.11" -- the only version tested
 function M.setup(opts)
   if vim.fn.has("nvim-" .. M.min_version) == 0 then
     local v = vim.version()
-    vim.notify(
+    require("minime.ui.say").say(
       ("minime needs Neovim %s or newer; this is %d.%d.%d. Upgrade Neovim (:h minime-setup)."):format(
         M.min_version,
         v.major,
@@ -27,7 +27,7 @@ function M.setup(opts)
   local before = config.options
   local _, problem = config.setup(opts)
   if problem then
-    vim.notify("minime: " .. problem, vim.log.levels.ERROR)
+    require("minime.ui.say").say("minime: " .. problem, vim.log.levels.ERROR)
   end
   -- A cwd keeps the agent its session runs on: say when the new one applies.
   local host = package.loaded["minime.host"]

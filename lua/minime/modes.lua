@@ -105,7 +105,8 @@ function M.usage(key, no_cost)
   if not no_cost and type(cost) == "table" and type(cost.amount) == "number" then
     local amount = ("%.2f"):format(cost.amount)
     local usd = cost.currency == "USD"
-    text = text .. " · " .. (usd and ("$" .. amount) or (amount .. " " .. tostring(cost.currency)))
+    local currency = printable.line(cost.currency, 12) -- ISO 4217 codes have 3 letters
+    text = text .. " · " .. (usd and ("$" .. amount) or (amount .. " " .. currency))
   end
   return text
 end
@@ -159,7 +160,7 @@ function M.set_mode(id)
     notify(("%s offers no session modes"):format(state.agent))
     return
   end
-  vim.ui.select(state.modes, {
+  require("minime.ui.pick").select(state.modes, {
     prompt = "Session mode:",
     kind = "minime.mode",
     format_item = function(mode)
@@ -183,7 +184,7 @@ local function find_option(state, id)
 end
 
 local function pick_value(where, option)
-  vim.ui.select(option.values or {}, {
+  require("minime.ui.pick").select(option.values or {}, {
     prompt = printable.line(option.name, 60) .. ":",
     kind = "minime.config_value",
     format_item = function(v)
@@ -223,7 +224,7 @@ function M.set_config(id, value)
     end
     return
   end
-  vim.ui.select(state.config, {
+  require("minime.ui.pick").select(state.config, {
     prompt = "Config option:",
     kind = "minime.config",
     format_item = function(option)

@@ -144,7 +144,7 @@ end
 ---@param thread string
 ---@param methods table[] events.LoginMethod each (rplugin/python3/minime/nvim/events.py)
 function M.pick_login(thread, methods)
-  vim.ui.select(methods, {
+  require("minime.ui.pick").select(methods, {
     prompt = "Log in with:",
     kind = "minime.login",
     format_item = function(m)
@@ -175,13 +175,13 @@ function M.login_terminal(cwd, argv, env, name)
       vim.schedule(function()
         local level = code == 0 and vim.log.levels.INFO or vim.log.levels.WARN
         local how = code == 0 and "finished: ask again" or ("exited with status %d"):format(code)
-        vim.notify(("minime: the login (%s) %s"):format(name, how), level)
+        require("minime.ui.say").say(("minime: the login (%s) %s"):format(name, how), level)
       end)
     end,
   })
   if not ok or job <= 0 then
     local why = ("minime: the login (%s) could not start: %s"):format(name, tostring(job))
-    vim.notify(why, vim.log.levels.ERROR)
+    require("minime.ui.say").say(why, vim.log.levels.ERROR)
     return
   end
   vim.b[buf].minime = "login"
@@ -237,7 +237,7 @@ function M.pick_session(thread, items, how, manage)
     if manage.delete then
       choices[#choices + 1] = { "delete", "Delete… (session/delete: gone for good)" }
     end
-    vim.ui.select(choices, {
+    require("minime.ui.pick").select(choices, {
       prompt = name .. ":",
       kind = "minime.session_action",
       format_item = function(c)
@@ -252,7 +252,7 @@ function M.pick_session(thread, items, how, manage)
         local actions = require("minime.actions")
         return actions.manage_session(item.session_id, "close", thread, title_of(item))
       end
-      vim.ui.select({ "Delete " .. name .. " for good", "Keep it" }, {
+      require("minime.ui.pick").select({ "Delete " .. name .. " for good", "Keep it" }, {
         prompt = "Delete this session?",
         kind = "minime.confirm",
       }, function(_, i)
@@ -263,7 +263,7 @@ function M.pick_session(thread, items, how, manage)
       end)
     end)
   end
-  vim.ui.select(items, {
+  require("minime.ui.pick").select(items, {
     prompt = how == "load" and "Reopen a session (its history replays):" or "Resume a session:",
     kind = "minime.session",
     format_item = function(item)

@@ -65,12 +65,13 @@ local function text()
   return (n > 1 and ("%s minime (%d)"):format(frame, n) or frame .. " minime") .. tail
 end
 
---- The statusline text (see text()), every `%` doubled: the text
---- is evaluated as a statusline ('statusline' with `%{%…%}` or `%!`, lualine), where an
---- agent's `%{…}` in a mode's name or id would run as Vimscript.
+--- The statusline text (see text()), printable (minime.ui.printable: a currency or a mode's
+--- name with an ESC in it), every `%` doubled: the text is evaluated as a statusline
+--- ('statusline' with `%{%…%}` or `%!`, lualine), where an agent's `%{…}` in a mode's name or
+--- id would run as Vimscript.
 ---@return string
 function M.statusline()
-  return (text():gsub("%%", "%%%%"))
+  return (require("minime.ui.printable").line(text(), math.huge):gsub("%%", "%%%%"))
 end
 
 local function redraw()

@@ -7,7 +7,8 @@ JSON, a list of steps, each a client request sent in turn:
   not given, is that of the last terminal created;
 - a step's ``"tool": true`` also announces a tool call (``call-<n>``, in progress) whose content
   is the terminal, right after the request (after ``terminal/create``: the new terminal), and
-  ``"done": true`` completes that call (content: the terminal again);
+  ``"done": true`` completes that call (content: the terminal again; ``"done": "bare"``: an
+  update with no content, which leaves the content as it was);
 - ``"sleep": s`` waits s seconds before the request (a command that prints slowly);
 - ``"exit": n`` makes the agent exit with status n right after the request (its death).
 
@@ -26,7 +27,9 @@ from fs_agent import ask, say, serve
 from jsonl import send
 
 
-def tool(session_id: str, call_id: str, terminal_id: str, update: str, status: str) -> None:
+def tool(
+    session_id: str, call_id: str, terminal_id: str, update: str, status: str, bare: bool = False
+) -> None:
     body = {
         "sessionUpdate": update,
         "toolCallId": call_id,
@@ -35,6 +38,8 @@ def tool(session_id: str, call_id: str, terminal_id: str, update: str, status: s
         "status": status,
         "content": [{"type": "terminal", "terminalId": terminal_id}],
     }
+    if bare:
+        body = {"sessionUpdate": update, "toolCallId": call_id, "status": status}
     send({"method": "session/update", "params": {"sessionId": session_id, "update": body}})
 
 
@@ -54,7 +59,8 @@ def run(session_id: str, steps: list[dict]) -> None:
             calls += 1
             tool(session_id, f"call-{calls}", last, "tool_call", "in_progress")
         if step.get("done"):
-            tool(session_id, f"call-{calls}", last, "tool_call_update", "completed")
+            bare = step["done"] == "bare"
+            tool(session_id, f"call-{calls}", last, "tool_call_update", "completed", bare)
         say(session_id, f"TERM {method} {json.dumps(answer, sort_keys=True)}\n")
         if "exit" in step:
             sys.stdout.flush()

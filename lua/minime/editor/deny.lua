@@ -6,6 +6,7 @@
 ---   local list = deny.compile(patterns)   -- cached per list
 ---   deny.denies(list, name)               -- true when a pattern matches `name`
 ---   deny.any(patterns, names)             -- true when one of `names` is denied
+---   deny.file(patterns, path, cwd)        -- the one rule for a file's text leaving the editor
 local M = {}
 
 --- Glob patterns of files never shown, matched (case-insensitively) against the basename, the
@@ -181,6 +182,33 @@ function M.any(patterns, names)
     end
   end
   return false
+end
+
+--- Whether the file `path` is on the deny list: the one rule for every way a file's text leaves
+--- the editor besides the tools' scope (a range ask, :MiniMeComment, an `@` mention, a diff
+--- compared with the file as it is now). `path` is absolute or relative to `cwd` (a buffer's
+--- name, a path as typed); its basename, its path relative to `cwd` and its real absolute path
+--- are matched (symlinks resolved: `notes -> .env` is as secret as `.env`), and the name as
+--- given. `patterns` nil: the default list.
+---@param patterns string[]|nil
+---@param path string
+---@param cwd string
+---@return boolean
+function M.file(patterns, path, cwd)
+  if type(patterns) ~= "table" then
+    patterns = M.DEFAULT_DENY
+  end
+  local abs = vim.fs.normalize(path:sub(1, 1) == "/" and path or (cwd .. "/" .. path))
+  local real = vim.uv.fs_realpath(abs) or abs
+  local names = { path, vim.fs.basename(abs), abs, vim.fs.basename(real), real }
+  for _, root in ipairs({ vim.uv.fs_realpath(cwd) or cwd, cwd }) do
+    for _, name in ipairs({ real, abs }) do
+      if name:sub(1, #root + 1) == root .. "/" then
+        names[#names + 1] = name:sub(#root + 2)
+      end
+    end
+  end
+  return M.any(patterns, names)
 end
 
 return M

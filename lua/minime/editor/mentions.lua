@@ -167,8 +167,7 @@ local function resolve(m, scope, max_bytes)
   if not stat then
     return refused(M.NOT_FOUND)
   end
-  local names = { vim.fs.basename(real), rel, real, vim.fs.basename(abs), path }
-  if deny.any(scope.deny, names) or (stat.type ~= "directory" and not scope:file(abs)) then
+  if deny.file(scope.deny, abs, root) or (stat.type ~= "directory" and not scope:file(abs)) then
     return refused(M.DENIED)
   end
   local entry = { mention = token, name = rel, uri = vim.uri_from_fname(real) }

@@ -60,7 +60,7 @@ function M.reject(h, done)
     say("restored " .. rel)
     return done()
   end
-  vim.ui.select({ "Delete " .. rel, "Keep it" }, {
+  require("minime.ui.pick").select({ "Delete " .. rel, "Keep it" }, {
     prompt = ("Delete %s, which the agent created?"):format(rel),
     kind = "minime.confirm",
   }, function(_, i)

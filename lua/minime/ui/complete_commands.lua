@@ -60,7 +60,7 @@ function M.items(base, cwd)
     end
     items[#items + 1] = {
       word = "/" .. command.name,
-      abbr = "/" .. command.name,
+      abbr = "/" .. printable.line(command.name, 40), -- a UI may draw the menu itself
       menu = M.describe(command),
       info = info,
       kind = "cmd",
@@ -92,7 +92,7 @@ function M.pick()
     require("minime.ui.say").say("minime: " .. why, vim.log.levels.WARN)
     return
   end
-  vim.ui.select(commands, {
+  require("minime.ui.pick").select(commands, {
     prompt = "Agent command:",
     kind = "minime.command",
     format_item = function(command)

@@ -102,6 +102,9 @@ function M.with_current(item, cwd)
   if not real or real:sub(1, #root + 1) ~= root .. "/" then
     return item
   end
+  if require("minime.editor.deny").file(require("minime.config").options.deny, real, cwd) then
+    return vim.tbl_extend("force", item, { denied = true }) -- never read (the deny list)
+  end
   local text = current_text(real)
   if text == nil then
     return item
@@ -117,6 +120,8 @@ function M.lines(item, cwd)
   local lines = M.header(item, cwd)
   if item.current then
     lines[#lines + 1] = "(the agent sent no old text: compared with the file as it is now)"
+  elseif item.denied then
+    lines[#lines + 1] = "(the agent sent no old text; the file is on the deny list: not read)"
   end
   local old, new = str(item.oldText), str(item.newText)
   -- Without a final newline on both sides, the last line would show as changed.

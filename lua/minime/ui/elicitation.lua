@@ -52,7 +52,11 @@ local function lines_of(q)
   else
     for _, field in ipairs(q.req.fields or {}) do
       local kind = form.kind_of(field)
-      local line = ("  %s%s (%s)"):format(label(field), field.required and "*" or "", kind)
+      local line = ("  %s%s (%s)"):format(
+        window.oneline(label(field)),
+        field.required and "*" or "",
+        kind
+      )
       if str(field.description) ~= "" then
         line = line .. " — " .. window.oneline(field.description)
       end

@@ -113,7 +113,7 @@ local function ask_multi(choices, prompt, default, done)
   end
   local function step()
     local items = vim.list_extend({ { value = vim.NIL, label = "✓ done" } }, choices)
-    vim.ui.select(items, {
+    require("minime.ui.pick").select(items, {
       prompt = prompt .. "(each pick toggles)",
       kind = "minime.elicitation",
       format_item = function(c)
@@ -152,7 +152,7 @@ function M.ask_field(field, done)
     if kind == "boolean" then
       items = { { value = true, label = "yes" }, { value = false, label = "no" } }
     end
-    vim.ui.select(items, {
+    require("minime.ui.pick").select(items, {
       prompt = prompt,
       kind = "minime.elicitation",
       format_item = function(c)
@@ -164,7 +164,7 @@ function M.ask_field(field, done)
   elseif kind == "multi" then
     ask_multi(choices, prompt, default, done)
   else
-    vim.ui.input({
+    require("minime.ui.pick").input({
       prompt = prompt,
       default = default ~= nil and tostring(default) or nil,
     }, function(text)

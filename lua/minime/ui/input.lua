@@ -157,7 +157,7 @@ function M.open(opts)
     callback = function()
       text_now()
       if api.nvim_win_is_valid(win) then
-        api.nvim_win_set_config(win, win_config(opts, api.nvim_buf_line_count(buf)))
+        window.reconfig(win, win_config(opts, api.nvim_buf_line_count(buf)))
       end
     end,
   })

@@ -123,7 +123,7 @@ function M.close(action)
     return host_op("close_thread", payload)
   end
   local name = require("minime.threads").name(t)
-  vim.ui.select({ "Delete " .. name .. " for good", "Keep it" }, {
+  require("minime.ui.pick").select({ "Delete " .. name .. " for good", "Keep it" }, {
     prompt = "Delete this thread's session (session/delete)?",
     kind = "minime.confirm",
   }, function(_, i)
@@ -140,7 +140,7 @@ function M.rename()
   if not t then
     return
   end
-  vim.ui.input({ prompt = "Rename thread: ", default = t.title }, function(title)
+  require("minime.ui.pick").input({ prompt = "Rename thread: ", default = t.title }, function(title)
     if title then
       host_op("rename_thread", { thread = id, cwd = t.cwd, title = title })
     end

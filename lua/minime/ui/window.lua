@@ -163,15 +163,39 @@ function M.here(win)
     and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
 end
 
+-- A float's title and footer go to the terminal as they are (an ESC in them reached it raw,
+-- a NUL cut them): every float's config passes through here, title and footer printable.
+local function printable_words(cfg)
+  local line = require("minime.ui.printable").line
+  for _, part in ipairs({ "title", "footer" }) do
+    local words = cfg[part]
+    if type(words) == "table" then
+      for _, chunk in ipairs(words) do
+        chunk[1] = line(chunk[1], math.huge)
+      end
+    elseif words ~= nil then
+      cfg[part] = line(words, math.huge)
+    end
+  end
+  return cfg
+end
+
 --- Open a float of the plugin (nvim_open_win) in the current tab page.
 ---@param buf integer
 ---@param enter boolean
 ---@param cfg vim.api.keyset.win_config
 ---@return integer win
 function M.open_float(buf, enter, cfg)
-  local win = api.nvim_open_win(buf, enter, cfg)
+  local win = api.nvim_open_win(buf, enter, printable_words(cfg))
   floats[win] = true
   return win
+end
+
+--- A float's new config (nvim_win_set_config), its title and footer printable.
+---@param win integer
+---@param cfg vim.api.keyset.win_config
+function M.reconfig(win, cfg)
+  api.nvim_win_set_config(win, printable_words(cfg))
 end
 
 --- `pcall(fn, ...)` under `:silent!`: opening a window where a tab page's command line took
@@ -341,7 +365,8 @@ function M.show_at_bottom(buf, what, again)
   elseif pcall(vim.cmd, "botright split") then
     api.nvim_win_set_buf(0, buf)
   else
-    vim.notify(("minime: no room for %s — make room (:only) and %s again"):format(what, again))
+    local say = require("minime.ui.say").say
+    say(("minime: no room for %s — make room (:only) and %s again"):format(what, again))
   end
 end
 

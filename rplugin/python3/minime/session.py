@@ -153,8 +153,8 @@ class Session:
             self._show(one, turn if live else None)
 
     def _terminal(self, terminal_id: str) -> Terminal | None:
-        """The client terminal ``terminal_id`` (None: no such terminal, or none lent)."""
-        return self._terminals.get(terminal_id) if self._terminals is not None else None
+        """The client terminal ``terminal_id`` as shown, released or not (None: none here)."""
+        return self._terminals.shown(terminal_id) if self._terminals is not None else None
 
     def _terminal_text(self, terminal_id: str) -> str | None:
         terminal = self._terminal(terminal_id)

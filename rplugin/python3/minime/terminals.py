@@ -10,9 +10,11 @@ ended with it.
 
 A command runs in its session's cwd or a directory inside it (after resolving symlinks and
 ``..``; anything else is refused), with the caller's environment plus the given ``env``. Its
-output (stdout and stderr, as one stream) is kept up to ``outputByteLimit`` bytes, cut from the
-start at a UTF-8 character boundary. Every terminal is ended on ``release``, when its session is
-forgotten, when the client closes, and when the agent dies.
+output (stdout and stderr, as one stream) is kept up to ``outputByteLimit`` bytes (at most
+MAX_OUTPUT_LIMIT, whatever the agent names), cut from the start at a UTF-8 character boundary.
+Every terminal is ended on ``release``, when its session is forgotten, when the client closes,
+and when the agent dies; a released terminal's output stays readable for what shows it
+(``Terminals.shown``), never for the agent's requests.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ log = logging.getLogger("minime")
 # Kept when the agent names no outputByteLimit: a command that prints without end must not
 # fill the editor's memory.
 DEFAULT_OUTPUT_LIMIT = 1 << 20
+# The most a terminal keeps, whatever outputByteLimit says (an agent asked for 1e12): 4 MiB is
+# more text than the largest model context holds (1M tokens, about 4 MB), so nothing a model
+# could read is lost, and a terminal costs at most twice that while it runs (Terminal._keep).
+MAX_OUTPUT_LIMIT = 4 << 20
+# What a released terminal keeps for the tool line that shows it (ACP: the client may go on
+# showing its output), and how many released terminals a client keeps: the editor shows the
+# last 2,000 lines of a tool's output.
+RELEASED_OUTPUT = 64 * 1024
+RELEASED_KEPT = 32
 READ_CHUNK = 65536
 TERM_GRACE = 1.0  # between SIGTERM and SIGKILL of a killed command's tree
 TAG_VARIABLE = "MINIME_TERMINAL"
@@ -41,17 +52,29 @@ TAG_VARIABLE = "MINIME_TERMINAL"
 OutputCallback = Callable[[str, str], None]  # (session_id, terminal_id): its output grew
 
 
-def utf8_tail(data: bytes, limit: int) -> bytes:
-    """The last ``limit`` bytes of ``data`` or fewer, starting at a UTF-8 character boundary
+def tail_start(data: bytes | bytearray, limit: int) -> int:
+    """Where the last ``limit`` bytes of ``data`` or fewer start at a UTF-8 character boundary
     (never inside a multi-byte character)."""
     if len(data) <= limit:
-        return data
+        return 0
     start = len(data) - limit
     # Skip continuation bytes (10xxxxxx): at most 3 in valid UTF-8.
     for _ in range(3):
         if start < len(data) and data[start] & 0xC0 == 0x80:
             start += 1
-    return data[start:]
+    return start
+
+
+def utf8_tail(data: bytes | bytearray, limit: int) -> bytes:
+    """The last ``limit`` bytes of ``data`` or fewer, from a UTF-8 character boundary."""
+    return bytes(data[tail_start(data, limit) :])
+
+
+def output_limit(asked: int | None) -> int:
+    """The bytes a terminal keeps when the agent asks for ``asked`` (None: the default)."""
+    if asked is None:
+        return DEFAULT_OUTPUT_LIMIT
+    return max(0, min(asked, MAX_OUTPUT_LIMIT))
 
 
 def inside_dir(root: str, path: str) -> str:
@@ -87,8 +110,8 @@ class Terminal:
         seen = proctree.read_proc(process.pid)  # our unreaped child: its pid is still its own
         self.start_time = seen.start if seen is not None else None
         self.limit = limit
-        self.output = b""
-        self.truncated = False
+        self._kept = bytearray()  # the output's end: up to twice the limit (see _keep)
+        self._dropped = False  # the start of the output is gone
         self._read_all = False
         self._on_output = on_output
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -97,13 +120,37 @@ class Terminal:
         stream = self.process.stdout
         assert stream is not None
         while chunk := await stream.read(READ_CHUNK):
-            data = self.output + chunk
-            self.output = utf8_tail(data, self.limit)
-            self.truncated = self.truncated or len(self.output) < len(data)
+            self._keep(chunk)
             self._on_output()
         self._read_all = True
         await self.process.wait()
         self._on_output()  # how it ended is news too
+
+    def _keep(self, chunk: bytes) -> None:
+        """Append in O(len(chunk)): the start goes only once the kept bytes reach twice the
+        limit, so each byte is moved at most once (copying the whole output at each read made
+        60 MB cost 18.7 s of CPU)."""
+        self._kept += chunk
+        if len(self._kept) > 2 * self.limit:
+            del self._kept[: tail_start(self._kept, self.limit)]
+            self._dropped = True
+
+    def release(self) -> None:
+        """Keep only what a released terminal still shows (RELEASED_OUTPUT bytes)."""
+        self.limit = min(self.limit, RELEASED_OUTPUT)
+        if len(self._kept) > self.limit:
+            del self._kept[: tail_start(self._kept, self.limit)]
+            self._dropped = True
+
+    @property
+    def output(self) -> bytes:
+        """The output kept: its last ``limit`` bytes (whole characters)."""
+        return utf8_tail(self._kept, self.limit)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the start of the output was cut (ACP's ``truncated``)."""
+        return self._dropped or len(self._kept) > self.limit
 
     @property
     def text(self) -> str:
@@ -112,7 +159,7 @@ class Terminal:
     def tail(self, limit: int) -> str:
         """The last ``limit`` bytes of the output or fewer (whole characters), as text: what a
         live view shows, without decoding a megabyte at each read."""
-        return utf8_tail(self.output, limit).decode("utf-8", "replace")
+        return utf8_tail(self._kept, min(limit, self.limit)).decode("utf-8", "replace")
 
     def exit_status(self) -> dict[str, Any] | None:
         """``{exitCode, signal}`` once it has exited (and its output is all read), else None."""
@@ -169,10 +216,16 @@ class Terminals:
         self.on_grew: OutputCallback | None = None  # the client's: the turn shows it live
         self.agent_tag = ""  # MINIME_AGENT=… of the client's agent: its tree includes these
         self._terminals: dict[str, Terminal] = {}
+        self._released: dict[str, Terminal] = {}  # the last RELEASED_KEPT, oldest first
         self._ids = itertools.count(1)
 
     def get(self, terminal_id: str) -> Terminal | None:
+        """A live terminal (the agent's requests reach only these)."""
         return self._terminals.get(terminal_id)
+
+    def shown(self, terminal_id: str) -> Terminal | None:
+        """A terminal whose output is shown: a live one, or one of the last released."""
+        return self._terminals.get(terminal_id) or self._released.get(terminal_id)
 
     def of_session(self, session_id: str) -> list[Terminal]:
         return [t for t in self._terminals.values() if t.session_id == session_id]
@@ -216,13 +269,12 @@ class Terminals:
         )
         proctree.waited.add(process.pid)  # asyncio reaps it, not reap_adopted
         terminal_id = f"term-{next(self._ids)}"
-        limit = DEFAULT_OUTPUT_LIMIT if output_byte_limit is None else output_byte_limit
         terminal = Terminal(
             terminal_id,
             session_id,
             process,
             tag,
-            limit,
+            output_limit(output_byte_limit),
             lambda: self._grew(session_id, terminal_id),
         )
         self._terminals[terminal_id] = terminal
@@ -241,13 +293,21 @@ class Terminals:
                 log.exception("a terminal output hook failed")
 
     async def release(self, terminal_id: str) -> None:
-        """Kill it (if it runs) and forget it: its id is invalid from now on."""
+        """Kill it (if it runs) and forget it: its id is invalid from now on; the end of its
+        output stays for what shows it (``shown``)."""
         terminal = self._terminals.pop(terminal_id, None)
         if terminal is not None:
             await terminal.kill()
+            terminal.release()
+            self._released[terminal_id] = terminal
+            while len(self._released) > RELEASED_KEPT:
+                del self._released[next(iter(self._released))]
 
     async def end_session(self, session_id: str) -> None:
         await asyncio.gather(*(self.release(t.id) for t in self.of_session(session_id)))
+        gone = [t for t, kept in self._released.items() if kept.session_id == session_id]
+        for terminal_id in gone:
+            del self._released[terminal_id]
 
     async def close(self) -> None:
         await asyncio.gather(*(self.release(t) for t in list(self._terminals)))

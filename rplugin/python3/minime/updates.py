@@ -20,8 +20,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _field(item: Any, attribute: str, key: str) -> Any:
+    """A content item's field: an SDK model's attribute, or a plain dict's wire key (what a
+    turn keeps of its calls' content)."""
+    return item.get(key) if isinstance(item, dict) else getattr(item, attribute, None)
+
+
 def _block_text(block: Any) -> str:
-    text = getattr(block, "text", None)
+    text = _field(block, "text", "text")
     return text if isinstance(text, str) else ""
 
 
@@ -65,10 +71,10 @@ def tool_output(
     texts = []
     terminals = []
     for item in content or []:
-        inner = getattr(item, "content", None)
+        inner = _field(item, "content", "content")
         if inner is not None:
             texts.append(_block_text(inner))
-        terminal = getattr(item, "terminal_id", None)
+        terminal = _field(item, "terminal_id", "terminalId")
         if isinstance(terminal, str):
             terminals.append(terminal)
     if any(texts):
@@ -219,13 +225,16 @@ def _result(
     streamed: str,
     terminal_text: TerminalText | None = None,
 ) -> Event:
+    # An update without content leaves the call's content as it was (minime.turn.merged): a
+    # terminal named by the tool_call still holds the output of the call that completes.
+    content = update.content or (earlier.content if earlier is not None else None)
     return Event(
         kind="tool_result",
         call=call,
         status=update.status,
         output=tool_output(
             update.raw_output,
-            update.content,
+            content,
             update.field_meta,
             diffed=earlier is not None and any(_is_diff(c) for c in earlier.content),
             streamed=streamed,

@@ -4,6 +4,7 @@
 --- `placed` (placement.lua) — and drawn again whenever one of those changes.
 local focus = require("minime.ui.permission_focus")
 local placement = require("minime.ui.placement")
+local window = require("minime.ui.window")
 
 local api = vim.api
 
@@ -60,7 +61,7 @@ function M.retitle(a)
   local p = a.queue.shown
   if p and p.win and api.nvim_win_is_valid(p.win) then
     local lines = api.nvim_buf_get_lines(p.buf, 0, -1, false)
-    api.nvim_win_set_config(p.win, M.win_config(a, p, lines))
+    window.reconfig(p.win, M.win_config(a, p, lines))
   end
 end
 
@@ -71,7 +72,7 @@ end
 ---@param first integer
 function M.refit(a, p, lines, first)
   if p.win and api.nvim_win_is_valid(p.win) then
-    api.nvim_win_set_config(p.win, M.win_config(a, p, lines))
+    window.reconfig(p.win, M.win_config(a, p, lines))
     pcall(api.nvim_win_set_cursor, p.win, { math.min(first + 1, #lines), 0 })
   end
 end

@@ -201,7 +201,7 @@ function M.restate(t, resized)
     local title, footer = words(t)
     panel.restate(t.win, title, footer)
   else
-    api.nvim_win_set_config(t.win, M.config(t))
+    window.reconfig(t.win, M.config(t))
   end
 end
 
@@ -228,7 +228,7 @@ function M.switch(from, t)
   t.win = win
   if not panel.is_split(win) then
     t.last_win = win
-    api.nvim_win_set_config(win, M.config(t))
+    window.reconfig(win, M.config(t))
   end
   M.adopt(t, win)
   M.follow(t)

@@ -101,9 +101,9 @@ function M.expr()
   return "0"
 end
 
---- 'foldtext' of the float.
----@return string|table
-function M.text()
+--- The chunks of the closed fold's text.
+---@return table
+local function chunks_of_fold()
   local buf = api.nvim_get_current_buf()
   local t = by_buf[buf]
   local first, n = vim.v.foldstart, vim.v.foldend - vim.v.foldstart + 1
@@ -134,9 +134,21 @@ function M.text()
   end
   return {
     { "▸ thinking ", "MiniMeFold" },
-    { require("minime.ui.printable").line(vim.trim(line)), "MiniMeThinking" },
+    { require("minime.ui.printable").line(vim.trim(line), 200), "MiniMeThinking" },
     { ("  (%d lines)"):format(n), "MiniMeFold" },
   }
+end
+
+--- 'foldtext' of the float: chunks of its fold's first line, each printable (fold text is
+--- not a buffer's text: a UI that draws it itself gets it as it is).
+---@return string|table
+function M.text()
+  local line = require("minime.ui.printable").line
+  local chunks = chunks_of_fold()
+  for _, chunk in ipairs(chunks) do
+    chunk[1] = line(chunk[1], math.huge)
+  end
+  return chunks
 end
 
 return M

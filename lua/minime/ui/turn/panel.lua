@@ -56,6 +56,16 @@ local function literal(s)
   return (s:gsub("%%", "%%%%"))
 end
 
+--- The title or footer as a bar shows it: printable (a NUL made strdisplaywidth throw, and
+--- the turn's end with it), cut at its end to `width` cells, every `%` literal.
+---@param s string
+---@param width integer
+---@return string
+local function bar(s, width)
+  local fit = require("minime.ui.say").fit
+  return literal(fit(require("minime.ui.printable").line(s, math.huge), width))
+end
+
 --- Whether `win` can show a 'winbar' without asking its column for a line: it shows one
 --- already, or has a line of its own for it. A window of one line in a column with none to
 --- spare has no room (setting 'winbar' there is E36, even under :silent!, in v:errmsg).
@@ -73,17 +83,16 @@ end
 ---@param title string
 ---@param footer string
 function M.restate(win, title, footer)
-  local fit, width = require("minime.ui.say").fit, api.nvim_win_get_width(win)
+  local width = api.nvim_win_get_width(win)
   local wo = vim.wo[win][0]
   title, footer = vim.trim(title), vim.trim(footer)
   if room_for_winbar(win) then
-    wo.winbar = "%#MiniMeTitle#" .. literal(fit(title, width))
-    wo.statusline = literal(fit(footer, width))
+    wo.winbar = "%#MiniMeTitle#" .. bar(title, width)
+    wo.statusline = bar(footer, width)
   else
     wo.winbar = ""
     local half = math.floor(width / 2)
-    wo.statusline =
-      literal(fit(title, half) .. " │ " .. fit(footer, math.max(width - half - 3, 1)))
+    wo.statusline = bar(title, half) .. " │ " .. bar(footer, math.max(width - half - 3, 1))
   end
 end
 

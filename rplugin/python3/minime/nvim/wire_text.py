@@ -1,10 +1,12 @@
-"""Text made fit to cross msgpack-RPC to Neovim: the one place lone surrogates are replaced.
+"""Text made fit for Neovim: the one place lone surrogates and NUL are replaced.
 
 A Python str may hold lone surrogates that UTF-8 cannot encode: a JSON escape such as
 ``"\\ud800"`` in what the agent sends (a chunk, a tool call's arguments) decodes to one, and
 pynvim decodes bytes that are not UTF-8 as ``\\udc80``–``\\udcff``. msgpack refuses them (the
-whole call fails with a codec error), so everything the host hands to Neovim goes through
-``clean`` / ``clean_all``: each lone surrogate becomes U+FFFD.
+whole call fails with a codec error). A NUL (``"\\u0000"``) crosses, but no Vimscript function
+takes a string that holds one (Neovim makes it a Blob: E976): an agent's error with a NUL in
+it threw in the turn float and its turn never ended. So everything the host hands to Neovim
+goes through ``clean`` / ``clean_all``: each lone surrogate becomes U+FFFD, each NUL U+2400 (␀).
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ MAX_DEPTH = 16
 TOO_DEEP_TEXT = 100_000
 
 REPLACEMENT = "\ufffd"
+NUL_SHOWN = "\u2400"  # SYMBOL FOR NULL
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean(text: str) -> str:
-    """``text`` with each lone surrogate replaced by U+FFFD (cheap when there is none: the
-    streaming hot path calls this on every chunk)."""
+    """``text`` with each lone surrogate replaced by U+FFFD and each NUL by U+2400 (cheap when
+    there is none: the streaming hot path calls this on every chunk)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub(REPLACEMENT, text)
+        text = _SURROGATE.sub(REPLACEMENT, text)
+    if "\0" in text:
+        text = text.replace("\0", NUL_SHOWN)
     return text
 
 
