@@ -33,7 +33,9 @@ MiniMePermission minime.commands:permission - - - - Go to the oldest permission 
 MiniMeReview minime.review:review 1 ? - review Review the last turn's changes, hunk by hunk, in the quickfix list (all: the session)
 MiniMeAccept minime.review:accept ! - ! - Keep the reviewed hunk under the cursor (!: every hunk of the file)
 MiniMeReject minime.review:reject ! - ! - Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)
-MiniMeComment minime.review:comment * * - - Ask the agent about the reviewed hunk under the cursor (its lines go along)
+MiniMeComment minime.commands:comment o * ! - Ask the agent about the reviewed hunk under the cursor (!: kept for the next ask)
+MiniMeFix minime.feedback.diagnostics:fix - - - - Send the errors and warnings the last turn caused to the agent, as the next ask
+MiniMeBudget minime.budget:command * ? - - Raise the current thread's budget (5, +2, 300k tokens); none: say it
 MiniMeFollow minime.ui.follow:toggle - - - - Follow the agent: show the files its tool calls work on (toggles `follow`)
 MiniMeInstall minime:install - - - - Create or update the plugin's Python environment
 ]]

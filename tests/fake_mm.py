@@ -31,10 +31,13 @@ Test-only knobs under ``fake:``
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
 ``plain_script: TEXT``         a prompt with no ``/`` line plays TEXT (a script) instead: the
                                conversation shows a person's prompt (tests/scenes.py).
+``on_prompt: {when, then}``    a prompt holding the text ``when`` runs, after its own lines, the
+                               next script of the list ``then`` (the n-th such prompt the n-th
+                               script): an agent that acts on what it is sent.
 =============================  =================================================================
 
-The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations`` and
-``fake_mm_git`` (their docstrings list them).
+The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations``, ``fake_mm_git``
+and ``fake_mm_usage`` (their docstrings list them).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ if DEMO not in sys.path:
 from fake_mm_faults import FAULTS, bigline_text  # noqa: E402
 from fake_mm_git import GIT  # noqa: E402
 from fake_mm_locations import LOCATIONS  # noqa: E402
+from fake_mm_usage import USAGE  # noqa: E402
 from scripted_mm import cli  # noqa: E402
 from scripted_mm.agent import ScriptedMM, Turn  # noqa: E402
 from scripted_mm.calls import LOOP_LIMIT, PERMISSION_OPTIONS  # noqa: E402
@@ -109,7 +113,7 @@ DEFAULT_EXIT_MESSAGE = "fatal: cannot reach the model server"
 class FakeMM(ScriptedMM):
     """The scripted mm with the test-only knobs and the fault commands."""
 
-    commands: ClassVar[dict[str, Command]] = {**COMMANDS, **FAULTS, **LOCATIONS, **GIT}
+    commands: ClassVar[dict[str, Command]] = {**COMMANDS, **FAULTS, **LOCATIONS, **GIT, **USAGE}
     title, version = "mini-me (fake)", "0.0.0-fake"
 
     def __init__(self, config: Config) -> None:
@@ -168,6 +172,15 @@ class FakeMM(ScriptedMM):
         if not self.config.fake.get("usage", True):
             answer.pop("usage", None)
         return answer
+
+    async def _run(self, turn: Any, text: str) -> str:
+        hook = self.config.fake.get("on_prompt")
+        if isinstance(hook, dict) and str(hook.get("when")) in text:
+            scripts = list(hook.get("then") or [])
+            self.hooked = getattr(self, "hooked", 0) + 1
+            if self.hooked <= len(scripts):
+                text = text + "\n" + scripts[self.hooked - 1]
+        return await super()._run(turn, text)
 
     async def closed(self, why: str) -> None:
         await super().closed(why)

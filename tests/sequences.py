@@ -78,6 +78,7 @@ ASKS = [
     "/tool open_buffers",
     "/chunks 40 3",
     "/locate a.txt:2",  # a location: with follow on, the follow window shows it
+    "/spend 4 0.15",  # a growing cost: the thread's budget (1.00) passes 80%, then its end
 ]
 
 # The steps a sequence is drawn from (with their weights). `ask+` waits for the turn's end.
@@ -93,6 +94,13 @@ COMMANDS: list[tuple[str, int]] = [
     (":MiniMeLog", 1),
     (":MiniMePermission", 2),
     (":MiniMeFollow", 2),
+    # The loop (issue 31): the budget raised or said, a fix with or without errors kept, a
+    # comment kept on a hunk (there is none: said), `f` in the conversation or elsewhere.
+    (":MiniMeBudget +1", 2),
+    (":MiniMeBudget", 1),
+    (":MiniMeFix", 2),
+    (":MiniMeComment! kept", 1),
+    ("f", 1),
     # Threads: a new one (current at once), the overview, a move in it and a switch (<CR> on
     # a line drawn at run time), a close (`x`) there.
     (":MiniMeNew", 3),
@@ -344,7 +352,8 @@ class Runner:
 def sequence_editor(directory: Path) -> Iterator[Editor]:
     """A Neovim with the plugin on the fake mm (permission prompts ask: no rule allows)."""
     (directory / "a.txt").write_text("one\ntwo\n")
-    with editor(directory, config=agent_file(directory, trace=False)) as ed:
+    config = agent_file(directory, trace=False)
+    with editor(directory, config=config, budget={"cost": 1}) as ed:
         ed.nvim.command("edit a.txt")
         yield ed
 

@@ -72,6 +72,7 @@ local function agent_payload(cwd, definition)
     mcp_hint = agent.mcp_hint,
     mcp_servers = agent.mcp_servers,
     mode = agent.mode,
+    budget = agent.budget,
   },
     agent
 end

@@ -26,6 +26,11 @@ function M.config(o)
   require("minime.modes").set_config(o.fargs[1], o.fargs[2])
 end
 
+--- :MiniMeComment[!] [text] (!: kept for the thread's next ask, not asked now)
+function M.comment(o)
+  require("minime.review").comment(o.args, o.bang)
+end
+
 --- :MiniMePermission: a permission prompt first, else a question from the agent
 --- (elicitation), else say there is none.
 function M.permission()

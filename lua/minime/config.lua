@@ -89,6 +89,18 @@ local function defaults()
     max_line_bytes = 2000,
     -- An `@file` mention (text or image) larger than this is sent as a link, not its content.
     mention_max_bytes = 1000000,
+    -- What each thread's session may spend: { cost = 2.00 } (in the agent's currency, as its
+    -- usage_update says), { tokens = 200000 }, or both. At 80% a line says so; at 100% the
+    -- turn is cancelled and the next ask refused until :MiniMeBudget raises it or :MiniMeReset.
+    -- An agent's definition may set its own. nil: none (:h minime-budget).
+    budget = nil,
+    -- What a turn caused, back to the agent (:h minime-feedback). diagnostics: "show" (the new
+    -- errors and warnings of the files it changed, under it; :MiniMeFix sends them), "auto"
+    -- (sent by themselves, at most `rounds` times in a row) or false.
+    feedback = { diagnostics = "show", rounds = 2 },
+    -- feedback: the hunks you reject and the comments you keep (:MiniMeComment!) go with the
+    -- thread's next ask. false: they stay with you.
+    review = { feedback = true },
   }
 end
 
@@ -99,7 +111,7 @@ M.defaults = defaults()
 M.options = defaults()
 
 -- Options that are tables of fields: anything else there would break every reader.
-local SECTIONS = { "window", "permission" }
+local SECTIONS = { "window", "permission", "feedback", "review" }
 
 --- Merge `opts` into the defaults; these are the options from now on. A section given as
 --- something other than a table keeps its defaults, and the error names it.

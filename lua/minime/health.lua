@@ -167,6 +167,7 @@ function M.check()
     h.start("minime: agent")
     h.warn("not checked: the host's Python lacks its packages (above)")
   end
+  require("minime.health_budget").check(agent)
 end
 
 return M

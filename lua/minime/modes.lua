@@ -34,6 +34,13 @@ end
 ---@param state? minime.modes.State
 function M.update(id, state)
   states[id] = type(state) == "table" and state or nil
+  M.restate(id)
+end
+
+--- What shows thread `id`'s state besides its events changed: its float's title and footer,
+--- and the statusline, are drawn again (minime.budget calls it too).
+---@param id string
+function M.restate(id)
   local turn = package.loaded["minime.ui.turn"]
   if turn and turn.refresh then
     turn.refresh(id)
@@ -82,10 +89,12 @@ local function tokens(n)
 end
 
 --- The context window and cost of the session in `cwd` as the agent last said it
---- (`usage_update`): "53k/200k · $0.42", or nil when it said nothing.
+--- (`usage_update`): "53k/200k · $0.42", or nil when it said nothing; `no_cost`: the
+--- context only (a budget shows the cost).
 ---@param key string
+---@param no_cost? boolean
 ---@return string?
-function M.usage(key)
+function M.usage(key, no_cost)
   local state = lookup(key)
   local usage = state and state.usage
   if type(usage) ~= "table" or type(usage.used) ~= "number" or type(usage.size) ~= "number" then
@@ -93,7 +102,7 @@ function M.usage(key)
   end
   local text = tokens(usage.used) .. "/" .. tokens(usage.size)
   local cost = usage.cost
-  if type(cost) == "table" and type(cost.amount) == "number" then
+  if not no_cost and type(cost) == "table" and type(cost.amount) == "number" then
     local amount = ("%.2f"):format(cost.amount)
     local usd = cost.currency == "USD"
     local currency = printable.line(cost.currency, 12) -- ISO 4217 codes have 3 letters

@@ -37,6 +37,8 @@ function M.apply(key, events)
   local cwd = cwd_of(key)
   -- Before the float draws them: a turn's begin and the files it names (the review's baseline).
   pcall(require("minime.review.baseline").see, key, events)
+  -- The diagnostics at a turn's start; at its end, what it caused (minime.feedback.diagnostics).
+  pcall(require("minime.feedback.diagnostics").see, key, cwd, events)
   -- Looked up at each call: a bench or test may wrap minime.ui.turn's apply.
   require("minime.ui.turn").apply(key, events)
   -- `follow`: the file a tool call works on shows beside the code (minime.ui.follow).
@@ -218,6 +220,13 @@ end
 ---@param state? table events.ModesState (rplugin/python3/minime/nvim/events.py)
 function M.modes_update(thread, state)
   return require("minime.modes").update(thread, state)
+end
+
+--- A thread's budget changed (nil: it has none): see minime.budget.
+---@param thread string
+---@param state? table events.BudgetState (rplugin/python3/minime/nvim/events.py)
+function M.budget_update(thread, state)
+  return require("minime.budget").update(thread, state)
 end
 
 --- :MiniMeTerminal: a client terminal's output, opened in a buffer (see minime.ui.terminal).

@@ -53,7 +53,8 @@ end
 
 --- The statusline text with its `%` as they are: a spinner frame and "minime" while a turn
 --- runs, then " · mode: <name>" when the current thread's session has a mode and
---- " · 53k/200k · $0.42" when its agent said its usage, then the threads' counts; '' when
+--- " · 53k/200k · $0.42" when its agent said its usage (with a budget, " · $1.62/$2.00":
+--- spent of it, minime.budget), then the threads' counts; '' when
 --- none of these.
 ---@return string
 local function text()
@@ -62,7 +63,7 @@ local function text()
   local threads = package.loaded["minime.threads"]
   local key = threads and threads.here() or vim.fn.getcwd()
   local mode = modes and modes.label(key)
-  local usage = modes and modes.usage(key)
+  local usage = require("minime.budget").usage(key)
   local tail = asking() .. (mode and (" · " .. mode) or "") .. (usage and (" · " .. usage) or "")
   tail = tail .. counts()
   if n == 0 then

@@ -44,6 +44,8 @@ class ModelServer(ScriptedServer):
         super().__init__()
         self.script = script
         self.side_text = side_text
+        # The usage each answer reports (Claude Code prices it: claude-agent-acp's cost).
+        self.usage = {"input_tokens": 12, "output_tokens": 5}
 
     def turns(self) -> list[dict[str, Any]]:
         """The bodies of the agent-loop requests (those that offered tools), in order."""
@@ -78,7 +80,7 @@ class ModelServer(ScriptedServer):
             "content": _content(reply, self.next_id("toolu_scripted")),
             "stop_reason": "tool_use" if reply.tool else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": 12, "output_tokens": 5},
+            "usage": dict(self.usage),
         }
         if not body.get("stream"):
             return Answer(message)
@@ -98,7 +100,13 @@ def _content(reply: Reply, tool_id: str) -> list[dict[str, Any]]:
 
 def _events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The message as Anthropic streams it: text in two deltas, a tool's input as JSON."""
-    start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 12}}
+    usage = message["usage"]
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": usage["input_tokens"]},
+    }
     yield {"type": "message_start", "message": start}
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
@@ -120,7 +128,7 @@ def _events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield {
         "type": "message_delta",
         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": 5},
+        "usage": {"output_tokens": usage["output_tokens"]},
     }
     yield {"type": "message_stop"}
 

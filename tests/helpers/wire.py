@@ -46,3 +46,12 @@ def permission_traffic(directory: Path) -> tuple[list[str], list[tuple[str, str]
 def permission_answers(directory: Path) -> list[tuple[str, str]]:
     """(title, chosen option id or "cancelled") of each session/request_permission, in order."""
     return permission_traffic(directory)[1]
+
+
+def prompts_by_session(directory: Path) -> list[tuple[str, str]]:
+    """(session id, the prompt's text blocks joined) of each session/prompt, in order."""
+    return [
+        (m["params"]["sessionId"], "".join(b.get("text", "") for b in m["params"]["prompt"]))
+        for m in trace(directory, "in")
+        if m.get("method") == "session/prompt"
+    ]

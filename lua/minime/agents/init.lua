@@ -133,6 +133,7 @@ end
 --- mm; over MCP its definition's `tool_names`, else "%s": the bare name, which every agent's
 --- own name ends with): the tools' texts name each other so
 ---@field mcp_hint? string what to check when the agent never starts the editor's MCP server
+---@field budget? {cost?: number, tokens?: integer} the definition's budget, else setup's
 
 --- The agent an ask in `cwd` starts: `opts.agent` (a definition's name: a thread made with
 --- :MiniMeNew <agent>), else the `agent` option. Raises the first problem as a plain message;
@@ -256,6 +257,7 @@ function M.resolve(cwd, opts)
     end
   end
   resolved.mcp_servers = servers
+  resolved.budget = require("minime.budget").resolve(take("budget"), options.budget, problems)
   if problems[1] and not (opts and opts.collect) then
     error(problems[1].message, 0)
   end

@@ -147,6 +147,17 @@ local function refresh_sliced(cwd, done)
   from(1)
 end
 
+--- Whether a refresh of `cwd` waits to run (or runs).
+---@param cwd string
+---@return boolean
+function M.pending(cwd)
+  return scheduled[cwd] == true or (M.slicing[cwd] or 0) > 0
+end
+
+--- Refreshes still checking buffers, per cwd.
+---@type table<string, integer>
+M.slicing = {}
+
 -- cwd -> the thread whose turn asked for its refresh last: who is told of the files kept.
 local asked_by = {}
 
@@ -175,7 +186,9 @@ function M.soon(cwd, thread)
     end
     scheduled[cwd], M.waited[cwd] = nil, nil
     local owner = asked_by[cwd]
+    M.slicing[cwd] = (M.slicing[cwd] or 0) + 1
     refresh_sliced(cwd, function(kept)
+      M.slicing[cwd] = M.slicing[cwd] - 1
       if #kept > 0 and owner then
         -- The host says it in the conversation (its one writer), after what it has sent.
         local said = { cwd = cwd, thread = owner, files = kept }

@@ -15,6 +15,7 @@ local M = {}
 
 ---@class minime.review.Review
 ---@field cwd string
+---@field thread? string the thread whose turns it covers (its feedback goes there)
 ---@field title string
 ---@field qf? integer the quickfix list's id
 ---@field hunks minime.review.Hunk[]

@@ -136,7 +136,10 @@ function M.review(scope)
     all and ("turns 1-" .. last.n) or ("turn " .. last.n)
   )
   clear()
-  compare.review(session.cwd, turns, title, show)
+  compare.review(session.cwd, turns, title, function(r, notes)
+    r.thread = key -- its feedback goes to that thread (minime.feedback.review)
+    show(r, notes)
+  end)
 end
 
 local function hunks_here(bang)
@@ -248,6 +251,7 @@ function M.reject(bang)
       )
     elseif h.kind then
       return files.reject(h, function(done)
+        require("minime.feedback.review").send(r, h, "rejected")
         drop(r, h)
         say(("%s (%s)"):format(done, left(r)))
       end)
@@ -273,6 +277,7 @@ function M.reject(bang)
   end)
   for _, h in ipairs(list) do
     hunks.restore(h)
+    require("minime.feedback.review").send(r, h, "rejected") -- the agent hears of it next ask
     drop(r, h)
   end
   if in_step or vim.deep_equal(disk, api.nvim_buf_get_lines(buf, 0, -1, false)) then
@@ -296,10 +301,24 @@ end
 
 --- :MiniMeComment [text]: the next ask is about the hunk under the cursor: its file and lines
 --- go along as context (as with a range of :MiniMeAsk), with `text`; none: the input float.
+--- `kept` (:MiniMeComment!): not asked now, kept for the thread's next ask (minime.feedback).
 ---@param text? string
-function M.comment(text)
-  local _, list = hunks_here(false)
+---@param kept? boolean
+function M.comment(text, kept)
+  local r, list = hunks_here(false)
   if not list then
+    return
+  end
+  if kept then
+    if not text or vim.trim(text) == "" then
+      return say(":MiniMeComment! needs the comment's text", vim.log.levels.WARN)
+    end
+    ---@cast r minime.review.Review
+    if require("minime.feedback.review").send(r, list[1], "comment", vim.trim(text)) then
+      say("comment kept: it goes with the next ask in this thread")
+    else
+      say("comment not kept: review feedback is off, or the file is not one the agent may see")
+    end
     return
   end
   local row, n = hunks.range(list[1])

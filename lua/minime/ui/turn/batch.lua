@@ -37,6 +37,10 @@ local handlers = {
     document.done(t, ev)
   end,
   notice = document.notice,
+  budget = document.budget,
+  diagnostics = function(t, ev)
+    require("minime.ui.turn.diagnostics").show(t, ev)
+  end,
   attached = document.attached,
   queued = queued.set,
 }

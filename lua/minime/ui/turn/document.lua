@@ -77,6 +77,8 @@ local function add_lines(t, kind, lines)
   return row
 end
 
+M.add_lines = add_lines
+
 --- Streamed text (a run of chunks already joined) at the end of the buffer.
 ---@param t minime.turn.Turn
 ---@param kind "text"|"thinking"|"user"
@@ -189,6 +191,9 @@ function M.done(t, ev)
   local line, group
   if err then
     line, group = "✗ error: " .. err, "MiniMeError"
+  elseif present(ev.budget) then -- cancelled for the thread's budget (minime.budget)
+    line = "■ budget reached (" .. require("minime.ui.printable").line(str(ev.budget), 80) .. ")"
+    group = "MiniMeStatusPending"
   else
     line = "■ " .. (reasons[reason] or reason or "ended")
     group = reason == "end_turn" and "MiniMeDone" or "MiniMeStatusPending"
@@ -196,6 +201,7 @@ function M.done(t, ev)
   local words = reasons[reason]
   if
     reason
+    and not present(ev.budget)
     and not (words and words:sub(1, #reason) == reason)
     and not (err and reason == "error")
   then
@@ -212,8 +218,14 @@ function M.done(t, ev)
   if present(ev.session_id) then
     t.session_id = str(ev.session_id)
   end
-  t.done =
-    { thread = t.key, cwd = t.cwd, session_id = t.session_id, stop_reason = reason, error = err }
+  t.done = {
+    thread = t.key,
+    cwd = t.cwd,
+    session_id = t.session_id,
+    stop_reason = reason,
+    error = err,
+    budget = present(ev.budget) and str(ev.budget) or nil,
+  }
 end
 
 --- The files an ask's @-mentions attached, by name (rplugin/.../nvim/mentions.py).
@@ -229,6 +241,21 @@ function M.attached(t, ev)
   local line = "📎 " .. table.concat(names, " · ")
   local row = add_lines(t, "attached", { line })
   hl(t, row, 0, row, #line, "MiniMeNotice")
+end
+
+local budget_marks = {
+  warn = { "⚠ ", "MiniMeStatusPending" },
+  reached = { "■ ", "MiniMeStatusPending" },
+  info = { "ℹ ", "MiniMeNotice" },
+}
+
+--- A line of the thread's budget: passed 80%, reached outside a turn, not enforceable.
+---@param t minime.turn.Turn
+function M.budget(t, ev)
+  local mark = budget_marks[present(ev.level) and str(ev.level) or "warn"] or budget_marks.info
+  local line = mark[1] .. require("minime.ui.printable").line(str(ev.text), 300)
+  local row = add_lines(t, "notice", { line })
+  hl(t, row, 0, row, #line, mark[2])
 end
 
 ---@param t minime.turn.Turn

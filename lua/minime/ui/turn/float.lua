@@ -114,7 +114,7 @@ local function words(t)
   if waiting > 0 then -- said here too: a folded tool at the end hides the lines under it
     footer = (" ⧗ %d queued ·"):format(waiting) .. footer
   end
-  local usage = modes and modes.usage(t.key)
+  local usage = require("minime.budget").usage(t.key) -- the agent's figures, the budget's
   if usage then
     footer = " " .. usage .. " ·" .. footer
   end
@@ -260,7 +260,8 @@ function M.hide(t)
 end
 
 --- `q` hides the float (the turn goes on), `<C-c>` cancels the turn, `i` (and `<CR>` on the
---- last line) opens the input to reply, `<CR>` on a tool line (even the last) its location. Through the
+--- last line) opens the input to reply, `<CR>` on a tool line (even the last) or a new error its
+--- location, `f` on new errors sends them. Through the
 --- public module at each press: its `close`, `on_cancel` and `on_reply` hooks are called.
 ---@param buf integer
 ---@param key string
@@ -278,12 +279,24 @@ function M.map_keys(buf, key)
     local row = api.nvim_win_get_cursor(0)[1]
     if require("minime.ui.turn.tools").jump(buf, row) then -- a tool line (the last one too)
       return
+    elseif require("minime.ui.turn.diagnostics").jump(buf, row) then -- a new error's line
+      return
     elseif row == api.nvim_buf_line_count(0) then
       require("minime.ui.turn").on_reply(key)
     else
       vim.cmd("normal! " .. vim.v.count1 .. "+")
     end
   end, { buffer = buf, desc = "minime: on the last line, reply; on a tool line, its file" })
+  -- `f` on the errors a turn caused sends them (:MiniMeFix); elsewhere it is `f`.
+  vim.keymap.set({ "n", "x", "o" }, "f", function()
+    if vim.fn.mode() == "n" and require("minime.ui.turn.diagnostics").at(buf, vim.fn.line(".")) then
+      vim.schedule(function()
+        require("minime.feedback.diagnostics").fix(key)
+      end)
+      return ""
+    end
+    return "f"
+  end, { buffer = buf, expr = true, desc = "minime: on new errors, send them (:MiniMeFix)" })
 end
 
 return M

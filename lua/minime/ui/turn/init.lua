@@ -6,8 +6,8 @@
 --- The host calls `require('minime.ui.turn').apply(key, events)` about every 16 ms with the
 --- events of one batch, in order. Their shapes are stated once, as the msgspec Structs of
 --- rplugin/python3/minime/nvim/events.py (tag `kind`: begin, reset, text, thinking, user,
---- tool_call, tool_result, terminal, plan, attached, notice, queued, done); nil and vim.NIL fields are
---- ignored here.
+--- tool_call, tool_result, terminal, plan, attached, notice, queued, done, budget, diagnostics);
+--- nil and vim.NIL fields are ignored here.
 ---
 --- Speed: apply() costs O(size of the batch). Text goes in with one nvim_buf_set_text at the end
 --- of the buffer, whose end position is tracked here rather than read back; tool lines and the
@@ -20,6 +20,7 @@
 ---   turn/conversation.lua  the turns in order: a new prompt appends, reset, old output trimmed
 ---   turn/document.lua  the blocks: prompt, text, thinking, plan, notices, the done line
 ---   turn/tools.lua     tool lines and their folded bodies
+---   turn/diagnostics.lua  the errors a turn caused, under it (<CR>, `f`)
 ---   turn/buffer.lua    the buffer: its end, one-call edits, namespaces, highlighting
 ---   turn/folds.lua     'foldexpr' and 'foldtext'
 ---   turn/float.lua     the window: placement, footer, options, following, keys

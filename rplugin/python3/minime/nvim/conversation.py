@@ -51,8 +51,10 @@ class Conversation:
         self.render(thread, done)
 
     def keep_text(self, ask: ops.Ask) -> None:
-        """Typed text is never lost: the next input of this thread opens with it (a draft)."""
-        self._bridge.rpc("ask_refused", ask.thread, ask.prompt)
+        """Typed text is never lost: the next input of this thread opens with it (a draft).
+        A fix (:MiniMeFix, or sent by itself) has no text of the user's."""
+        if not ask.fix:
+            self._bridge.rpc("ask_refused", ask.thread, ask.prompt)
 
     def flush(self) -> None:
         """Send what is pending now: the turn so far shows before a prompt or a write."""

@@ -120,6 +120,23 @@ class Done(LuaEvent, tag="done"):
     error: str | None = None
     cwd: str | None = None
     session_id: str | None = None
+    # The budget this turn reached, in words ("$2.00 of $2.00"): the turn was cancelled for it.
+    budget: str | None = None
+
+
+class BudgetLine(LuaEvent, tag="budget"):
+    """One line of the thread's budget (nvim/budgets.py): ``level`` "warn" (it passed 80%),
+    "reached" (its end, outside a turn), "info" (what cannot be enforced for this agent)."""
+
+    text: str
+    level: str = "warn"
+
+
+class DiagnosticsShown(LuaEvent, tag="diagnostics"):
+    """The errors and warnings the turn caused, under it: per file {path, items: [{line, col,
+    severity, message}]} (lines from 1); ``<CR>`` opens one, ``f`` sends them (:MiniMeFix)."""
+
+    files: list[Any] = msgspec.field(default_factory=list)
 
 
 # Chunks of these kinds, one after another, are joined into one event before a flush.
@@ -221,6 +238,19 @@ class TerminalOutput(LuaPayload):
     output: str
     ids: list[str]
     status: str | None = None
+
+
+class BudgetState(LuaPayload):
+    """``rpc.budget_update``: a thread's budget as the statusline and the footer show it
+    (``shown``: "$1.62/$2.00"), ``state`` ok · warned · reached, and why part of it cannot be
+    enforced for this agent (lua/minime/budget.lua; :checkhealth)."""
+
+    shown: str
+    state: str = "ok"
+    agent: str = ""
+    cost: bool = False  # it counts the cost (the statusline shows it as spent of the budget)
+    known: bool = False  # a turn ended: what the agent sends is known
+    unenforced: str | None = None
 
 
 class ThreadState(LuaPayload):

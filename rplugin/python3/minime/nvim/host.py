@@ -22,8 +22,10 @@ from ..model import PermissionRequest
 from . import ops
 from .agent_pool import AgentPool
 from .bridge import NvimBridge
+from .budgets import Budgets
 from .conversation import Conversation
 from .editor_tools import LuaTools
+from .feedback import Feedback
 from .login import Login
 from .loop_thread import LoopThread
 from .prompts import Prompts
@@ -63,7 +65,11 @@ class Host:
         self.login = Login(self.pool, bridge)
         self.reopener = SessionReopener(self.pool, bridge, conversation, threads, self.modes)
         self.terminal_view = TerminalView(threads, bridge)
-        self.turns = Turns(bridge, threads, conversation, self.pool, self.modes)
+        self.budgets = Budgets(bridge, conversation, threads)
+        self.feedback = Feedback(bridge, conversation, threads)
+        self.turns = Turns(
+            bridge, threads, conversation, self.pool, self.modes, self.budgets, self.feedback
+        )
         self.closer = ThreadCloser(bridge, threads, self.turns, self.pool, self.modes)
         handler = RingLog(self.log_lines)
         logging.getLogger(log_to).addHandler(handler)
@@ -119,6 +125,12 @@ class Host:
             )
             thread = self.threads.get(kept.thread, kept.cwd)
             self.conversation.notice(thread, text)
+
+    async def op_diagnostics(self, payload: ops.TurnDiagnostics) -> None:
+        """What a turn caused, shown under it; with ``auto``, sent as the thread's next ask."""
+        ask = self.feedback.diagnostics(payload)
+        if ask is not None:
+            await self.turns.ask(ask)
 
     # -- what each new agent gets (agent_pool.AgentHooks) ----------------------------------
 

@@ -91,6 +91,14 @@ class Log(Op, kw_only=True):
     pass
 
 
+class BudgetLimits(msgspec.Struct, kw_only=True):
+    """``budget = { cost, tokens }`` (setup, or the agent's definition): what a thread's
+    session may spend, in the agent's currency and in tokens (nvim/budget.py)."""
+
+    cost: float | None = None
+    tokens: int | None = None
+
+
 class AgentOp(ThreadOp, kw_only=True):
     """An operation on a thread that may start its agent, as lua/minime/agents/ resolved it
     (actions.lua host_payload), with the tools the user turned off there (config.lua
@@ -113,6 +121,7 @@ class AgentOp(ThreadOp, kw_only=True):
     disabled_tools: list[str] | None = None
     ready_timeout: float | None = None
     cancel_timeout: float | None = None
+    budget: BudgetLimits | None = None
 
 
 class Mention(msgspec.Struct, kw_only=True):
@@ -141,6 +150,7 @@ class Ask(AgentOp, kw_only=True):
     ask_id: int | None = None  # names the selection kept in Lua (editor/asks.lua)
     mentions: list[Mention] = msgspec.field(default_factory=list)
     queue: bool = True  # setup{ queue }: mid-turn (or mid-start), wait; False: refused
+    fix: bool = False  # :MiniMeFix: the thread's new diagnostics go along (nvim/feedback.py)
 
 
 class Warm(AgentOp, kw_only=True):
@@ -233,6 +243,52 @@ class ShowTerminal(ThreadOp, kw_only=True):
     terminal_id: str | None = None
 
 
+class SetBudget(ThreadOp, kw_only=True):
+    """:MiniMeBudget [amount]: ``5`` sets, ``+2`` raises, ``300k`` is tokens; "" says it."""
+
+    amount: str = ""
+
+
+class ReviewItem(msgspec.Struct, kw_only=True):
+    """A hunk the user rejected (:MiniMeReject) or commented on (:MiniMeComment!), in a file
+    under the cwd the deny list allows (lua/minime/feedback/review.lua): ``diff`` unified."""
+
+    kind: Literal["rejected", "comment"]
+    path: str  # cwd-relative
+    diff: str
+    text: str = ""  # the comment
+
+
+class ReviewFeedback(ThreadOp, kw_only=True):
+    items: list[ReviewItem] = msgspec.field(default_factory=list)
+
+
+class DiagnosticItem(msgspec.Struct, kw_only=True):
+    """One error or warning a language server reports (lines and columns from 1)."""
+
+    line: int
+    col: int
+    severity: Literal["error", "warning"]
+    message: str
+    source: str = ""
+    text: str = ""  # the line it is on
+
+
+class DiagnosticFile(msgspec.Struct, kw_only=True):
+    path: str  # cwd-relative
+    items: list[DiagnosticItem] = msgspec.field(default_factory=list)
+
+
+class TurnDiagnostics(AgentOp, kw_only=True):
+    """The errors and warnings a thread's last turn caused in the files it changed
+    (lua/minime/feedback/diagnostics.lua); ``auto`` (``feedback.diagnostics = "auto"``):
+    sent by themselves, at most ``rounds`` times in a row. The agent fields: that ask's."""
+
+    files: list[DiagnosticFile] = msgspec.field(default_factory=list)
+    auto: bool = False
+    rounds: int = 2
+
+
 class Route(NamedTuple):
     """Where one operation goes: its payload's Struct and the host's handler (a dotted name of
     the Host: a method, or a method of one of its parts). Handlers run on the ACP loop, but an
@@ -265,9 +321,12 @@ OPS: dict[str, Route] = {
     "baseline_taken": Route(BaselineTaken, "turns.baselines.answer", now=True),
     "disk_kept": Route(DiskKept, "op_disk_kept"),
     "terminal": Route(ShowTerminal, "terminal_view.show"),
+    "budget": Route(SetBudget, "budgets.set"),
+    "review_feedback": Route(ReviewFeedback, "feedback.review"),
+    "diagnostics": Route(TurnDiagnostics, "op_diagnostics"),
 }
 
-_TABLES = ("agent_env", "content")
+_TABLES = ("agent_env", "content", "budget")
 
 
 def decode(op: str, payload: Any) -> Op:

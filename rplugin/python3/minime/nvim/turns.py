@@ -19,7 +19,9 @@ from .agent_pool import AgentPool
 from .ask_queue import AskQueue
 from .baselines import Baselines
 from .bridge import NvimBridge
+from .budgets import Budgets
 from .conversation import Conversation
+from .feedback import Feedback
 from .mcp_reach import McpReach
 from .mentions import prompt_blocks
 from .render import to_lua
@@ -44,12 +46,16 @@ class Turns:
         conversation: Conversation,
         pool: AgentPool,
         modes: SessionModes,
+        budgets: Budgets,
+        feedback: Feedback,
     ) -> None:
         self._bridge = bridge
         self._threads = threads
         self._conversation = conversation
         self._pool = pool
         self._modes = modes
+        self._budgets = budgets
+        self._feedback = feedback
         self.queue = AskQueue(conversation, bridge)
         self._reach = McpReach(bridge)  # says once when an agent dropped the editor's server
         # The review's baseline, taken before each prompt is sent (baselines.py).
@@ -57,6 +63,7 @@ class Turns:
 
     async def ask(self, ask: ops.Ask) -> None:
         thread = self._threads.get(ask.thread, ask.cwd)
+        self._feedback.word(ask)  # a fix's words, shown queued too
         if ask.queue and (thread.queue or thread.occupied):
             self.queue.enqueue(thread, ask)
             return
@@ -71,6 +78,12 @@ class Turns:
         refusal = thread.refusal(":MiniMeCancel stops it; your text is kept for the next input")
         if refusal is not None:
             self._bridge.notify(refusal, "warn")
+            self._conversation.keep_text(ask)
+            return
+        self._budgets.take(thread, ask)
+        refusal = self._budgets.refusal(thread) or self._feedback.check(thread, ask)
+        if refusal is not None:
+            self._bridge.notify(refusal, "warn" if not ask.fix else "info")
             self._conversation.keep_text(ask)
             return
         thread.take_tools(ask)
@@ -120,6 +133,8 @@ class Turns:
             self._bridge.notify(note, "warn")
             # Under the prompt too: the next message would overwrite this one.
             render(thread, events.Notice(clean(note.removeprefix("minime: "))))
+        if thread.client is not None:  # the review and diagnostics kept for this ask
+            prompt = self._feedback.attach(thread, ask, prompt, thread.client.agent_capabilities)
         # No await from here to the turn: the session is busy before another ask can look.
         if await self._run_turn(session, thread, prompt) == "end_turn":
             self._reach.turn_ended(thread, session, ask)  # a first turn cut short: nothing
@@ -176,8 +191,10 @@ class Turns:
         """Stream one turn into the thread's conversation; why it stopped (None: it failed)."""
         ended = thread.turn_ended = asyncio.Event()
         stop_reason = None
+        self._budgets.watch(thread, session)
         try:
             async for event in session.stream(prompt):
+                await self._budgets.saw(thread, session, event)
                 if self._modes.follow(thread, session, event):
                     continue
                 item = to_lua(event)
@@ -185,6 +202,7 @@ class Turns:
                     item.session_id = session.session_id
                     item.cwd = thread.cwd
                     stop_reason = event.stop_reason
+                    self._budgets.ended(thread, session, item)
                 self._conversation.render(thread, item)
         except Error as exc:
             self._conversation.fail(thread, str(exc), session.session_id)
@@ -246,6 +264,8 @@ class Turns:
         self._conversation.flush()
         session, client = thread.session, thread.client
         thread.lost_session()
+        self._budgets.reset(thread)
+        self._feedback.reset(thread)
         if session is not None and client is not None:
             client.forget(session)
             self._modes.publish(thread, None)
