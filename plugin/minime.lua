@@ -39,15 +39,15 @@ cmd("MiniMeReset", function()
   require("minime").reset()
 end, { desc = "Start a new conversation in the current thread" })
 cmd("MiniMeNew", function(o)
-  require("minime").new(o.fargs[1])
+  require("minime.actions").new_command(o.fargs)
 end, {
-  nargs = "?",
+  nargs = "*",
   complete = function(lead)
     return vim.tbl_filter(function(name)
       return vim.startswith(name, lead)
-    end, require("minime.agents").names())
+    end, vim.list_extend(require("minime.agents").names(), { "worktree" }))
   end,
-  desc = "Start a new thread in this cwd (with the named agent definition) and make it current",
+  desc = "Start a new thread in this cwd (agent definition; worktree: in a git worktree of its own)",
 })
 cmd("MiniMeThreads", function()
   require("minime.ui.threads").open()

@@ -46,6 +46,9 @@ local function defaults()
     -- that turn ends (:MiniMeCancel drops the waiting ones). false: it is refused, its text
     -- kept as the cwd's draft.
     queue = true,
+    -- "always": :MiniMeNew in a git repository gives the new thread a worktree and branch of
+    -- its own, as :MiniMeNew worktree does (:h minime-worktrees). false: only when asked.
+    worktree = false,
     -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
     ready_timeout = 60,
     -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an

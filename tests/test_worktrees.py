@@ -1,0 +1,280 @@
+"""Threads in worktrees of their own (:h minime-worktrees): `:MiniMeNew worktree` in a git
+repository whose configuration plants a program for every hook, filter and fsmonitor git
+knows. A real headless Neovim, its Python host, the fake mm and real git.
+
+Asserted: where the worktree is (under the plugin's data directory, never in the user's tree),
+its branch and files (as git stores them: no smudge filter ran), the tab page whose cwd it is,
+the agent's cwd (the fake's trace), the tools' scope (the main tree's files refused), the
+review (only the worktree's writes), the overview's line, what closing asks, what is removed,
+and that no planted program ran while a worktree was made, listed or removed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from helpers.wire import trace
+from nvim_harness import wait_for
+from plugin_harness import (
+    ALLOW_CLIENT_TOOLS,
+    FAKE_MM_BIN,
+    Editor,
+    agent_file,
+    editor,
+    editor_with,
+    tool_answer,
+)
+
+# Every hook git runs, planted: each leaves a file named after itself in the marks directory.
+HOOKS = (
+    "applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit prepare-commit-msg"
+    " commit-msg post-commit pre-rebase post-checkout post-merge pre-push pre-receive update"
+    " proc-receive post-receive post-update reference-transaction push-to-checkout pre-auto-gc"
+    " post-rewrite sendemail-validate fsmonitor-watchman p4-changelist p4-prepare-changelist"
+    " p4-post-changelist p4-pre-submit post-index-change"
+).split()
+
+# The last turn of thread `...` whose baseline is recorded (its snapshot written).
+SNAPSHOT = (
+    "local s = require('minime.review.baseline').sessions[...]"
+    " local last = s and s.turns[#s.turns] return last and not last.pending and last.n or false"
+)
+
+# vim.ui.select answered by the test: each offer kept (its prompt and items); _G.pick(i) answers.
+PICK = """
+_G.offers = {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(_G.offers, { prompt = opts.prompt, items = items, kind = opts.kind })
+  _G.pick = function(i) on_choice(items[i], i) end
+end
+"""
+
+
+def editor_picking(root: Path) -> Any:
+    """``editor(root)`` whose vim.ui.select the test answers (PICK)."""
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(root)}
+    return editor_with(root, opts, PICK, timeout=30.0)
+
+
+def git(cwd: Path, *args: str) -> str:
+    """The test's own git: nothing the repository configures runs (the marks stay the plugin's)."""
+    argv = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args]
+    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def planted_repo(root: Path, marks: Path) -> None:
+    """A repository with one commit (a.txt, an attribute naming a filter and a diff driver),
+    then every hook and a config that runs a program for fsmonitor, filters and diff."""
+    root.mkdir()
+    marks.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    (root / ".gitignore").write_text("trace.jsonl\nagent.yaml\n")
+    (root / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
+    (root / "a.txt").write_text("l1\nl2\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "one")
+    for hook in HOOKS:
+        script = root / ".git" / "hooks" / hook
+        script.write_text(f"#!/bin/sh\ntouch {marks}/hook-{hook}\ncat >/dev/null\n")
+        script.chmod(0o755)
+
+    def ran(what: str) -> str:
+        return f"sh -c 'touch {marks}/{what}; cat'"
+
+    for key, what in (
+        ("filter.evil.smudge", "smudge"),
+        ("filter.evil.clean", "clean"),
+        ("filter.evil.process", "process"),
+        ("diff.evil.textconv", "textconv"),
+        ("diff.evil.command", "diff-command"),
+        ("core.fsmonitor", "fsmonitor"),
+        ("diff.external", "external-diff"),
+    ):
+        git(root, "config", key, ran(what))
+
+
+def tool(ed: Editor, cwd: str, name: str, args: dict[str, Any]) -> str:
+    """What the model of the thread of ``cwd`` (the window's) read from editor tool ``name``."""
+    count = len(ed.done()) + 1
+    ed.ask(f"/tool {name} {json.dumps(args)}")
+    ed.wait_done(count)
+    return tool_answer(ed.turn_text(cwd), name)
+
+
+def marks_of(marks: Path) -> list[str]:
+    return sorted(p.name for p in marks.iterdir())
+
+
+def worktree_thread(ed: Editor) -> dict[str, Any]:
+    """The thread that has a worktree, once it is made."""
+    return wait_for(
+        lambda: ed.lua(
+            "for _, t in ipairs(require('minime.threads').all()) do"
+            " if t.worktree then return t end end"
+        ),
+        ed.timeout,
+        message="for the worktree thread",
+    )
+
+
+def overview_line(ed: Editor, thread_id: str) -> str:
+    ed.nvim.command("MiniMeThreads")
+    ids = [t["id"] for t in ed.lua("return require('minime.threads').all()")]
+    row = ids.index(thread_id) + 1
+    ed.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", row)
+    return ed.lua("return vim.api.nvim_get_current_line()")
+
+
+def worktrees_of(root: Path) -> list[str]:
+    return [
+        line.split(" ", 1)[1]
+        for line in git(root, "worktree", "list", "--porcelain").splitlines()
+        if line.startswith("worktree ")
+    ]
+
+
+def test_a_worktree_thread_works_in_its_own_tree_and_tab(tmp_path: Path) -> None:
+    """The worktree is made under stdpath('data'), on branch minime/<slug>, from HEAD; its
+    files are the repository's as stored; a tab page's cwd is it; the agent's session, the
+    tools' scope and the review are the worktree's; nothing planted ran."""
+    root, marks = tmp_path / "repo", tmp_path / "marks"
+    planted_repo(root, marks)
+    with editor(root, permission_rules=ALLOW_CLIENT_TOOLS) as ed:
+        ed.nvim.command("MiniMeNew worktree")
+        t = worktree_thread(ed)
+        wt = t["worktree"]
+        path = Path(wt["path"])
+        data = ed.nvim.call("stdpath", "data")
+        assert wt["path"].startswith(f"{data}/minime/worktrees/repo-")
+        assert not wt["path"].startswith(str(root))
+        assert wt["branch"].startswith("minime/mm-") and t["cwd"] == wt["path"]
+        assert wt["base"] == git(root, "rev-parse", "HEAD").strip()
+        assert (path / "a.txt").read_text() == "l1\nl2\n", "as git stores it"
+        assert ed.lua("return #vim.api.nvim_list_tabpages()") == 2
+        assert ed.lua("return vim.fn.getcwd(-1, vim.fn.tabpagenr())") == wt["path"]
+        ed.wait_note("minime: thread in worktree")
+        assert marks_of(marks) == [], "no program the repository configures ran"
+        # The agent works there: its session's cwd, the tools' scope.
+        ed.lua("vim.cmd.badd(...)", str(root / "a.txt"))  # listed: only its scope refuses it
+        answer = tool(ed, wt["path"], "read_buffer", {"path": str(root / "a.txt")})
+        assert "not a file open in the editor under the working directory" in answer, answer
+        ed.lua("vim.cmd.badd(...)", str(path / "a.txt"))
+        read = tool(ed, wt["path"], "read_buffer", {"path": "a.txt"})
+        assert json.loads(read)["text"] == "l1\nl2", read
+        sessions = [
+            m["params"]["cwd"] for m in trace(root, "in") if m.get("method") == "session/new"
+        ]
+        assert sessions == [wt["path"]]
+        # Its review sees its own writes, not the main tree's.
+        (root / "a.txt").write_text("main tree\n")
+        count = len(ed.done()) + 1
+        ed.ask("/shell-write a.txt l1\\nworktree")
+        win = ed.permission_win()
+        wait_for(lambda: ed.lua(SNAPSHOT, t["id"]) == 3, 20, message="for the turn's baseline")
+        ed.press(win, "1")
+        ed.wait_done(count)
+        assert (path / "a.txt").read_text() == "l1\nworktree\n"
+        ed.lua("vim.fn.setqflist({}, 'f')")
+        ed.nvim.command("MiniMeReview")
+        items = wait_for(
+            lambda: ed.lua(
+                "return vim.tbl_map(function(i) return { vim.api.nvim_buf_get_name(i.bufnr),"
+                " i.text } end, vim.fn.getqflist())"
+            ),
+            20,
+            message="for the review",
+        )
+        assert items == [[str(path / "a.txt"), "+1 -1 worktree"]]
+        wait_for(lambda: f"{wt['branch']} [changes]" in overview_line(ed, t["id"]), 20,
+                 message="the overview to show the branch and its changes")  # fmt: skip
+        assert root.joinpath("a.txt").read_text() == "main tree\n"
+        assert str(path) in worktrees_of(root)
+
+
+def test_closing_asks_about_a_worktree_with_changes_and_removes_an_empty_one(
+    tmp_path: Path,
+) -> None:
+    """x on a worktree thread with changes asks keep or remove (keep: the worktree and branch
+    stay, the thread leaves the list); with commits not merged likewise (remove: both go);
+    an empty one goes without a question. Nothing planted ran."""
+    root, marks = tmp_path / "repo", tmp_path / "marks"
+    planted_repo(root, marks)
+    with editor_picking(root) as ed:
+        ed.nvim.command("MiniMeNew worktree")
+        kept = worktree_thread(ed)
+        Path(kept["worktree"]["path"], "new.txt").write_text("untracked\n")
+        line = overview_line(ed, kept["id"])
+        wait_for(lambda: "[changes]" in overview_line(ed, kept["id"]), 20, message="its status")
+        ed.nvim.input("x")
+        offer = wait_for(lambda: ed.lua("return _G.offers[1]"), 20, message="the question")
+        assert offer["kind"] == "minime.worktree"
+        assert offer["prompt"].endswith(f"({kept['worktree']['branch']}) holds changes:")
+        ed.lua("_G.pick(1)")  # keep
+        ed.wait_note("minime: worktree kept:")
+        assert Path(kept["worktree"]["path"], "new.txt").exists()
+        assert kept["worktree"]["branch"] in git(root, "branch", "--list", "minime/*")
+        assert ed.lua("return require('minime.threads').get(...)", kept["id"]) is None
+        assert line
+
+        # Commits not merged: asked, then removed with the branch.
+        ed.nvim.command("tabnext 1")
+        ed.nvim.command("MiniMeNew worktree")
+        committed = wait_for(
+            lambda: next(
+                (
+                    t
+                    for t in ed.lua("return require('minime.threads').all()")
+                    if t.get("worktree") and t["id"] != kept["id"]
+                ),
+                None,
+            ),
+            20,
+            message="the second worktree thread",
+        )
+        where = Path(committed["worktree"]["path"])
+        assert marks_of(marks) == [], "made, listed, kept: nothing the repository configures ran"
+        (where / "b.md").write_text("b\n")
+        git(where, "add", "b.md")
+        git(where, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "b")
+        for mark in marks.iterdir():  # the test's own git may run a filter (a racy file)
+            mark.unlink()
+        wait_for(lambda: "1 commit not merged" in overview_line(ed, committed["id"]), 20,
+                 message="its status")  # fmt: skip
+        ed.nvim.input("x")
+        offer = wait_for(lambda: ed.lua("return _G.offers[2]"), 20, message="the question")
+        assert "1 commit not merged" in offer["prompt"]
+        tabs = ed.lua("return #vim.api.nvim_list_tabpages()")
+        ed.lua("_G.pick(2)")  # remove
+        wait_for(lambda: not where.exists(), 20, message="the worktree to go")
+        wait_for(lambda: committed["worktree"]["branch"] not in git(root, "branch"), 20,
+                 message="the branch to go")  # fmt: skip
+        wait_for(lambda: ed.lua("return #vim.api.nvim_list_tabpages()") == tabs - 1, 10,
+                 message="its tab page to close")  # fmt: skip
+
+        # An empty one: no question.
+        ed.nvim.command("tabnext 1")
+        ed.nvim.command("MiniMeNew worktree")
+        empty = wait_for(
+            lambda: next(
+                (
+                    t
+                    for t in ed.lua("return require('minime.threads').all()")
+                    if t.get("worktree") and t["id"] not in (kept["id"], committed["id"])
+                ),
+                None,
+            ),
+            20,
+            message="the third worktree thread",
+        )
+        overview_line(ed, empty["id"])
+        ed.nvim.input("x")
+        wait_for(lambda: not Path(empty["worktree"]["path"]).exists(), 20,
+                 message=f"removed {ed.notes()} {ed.lua('return _G.offers')}")  # fmt: skip
+        assert len(ed.lua("return _G.offers")) == 2, "not asked"
+        assert worktrees_of(root) == [str(root), kept["worktree"]["path"]]
+        assert marks_of(marks) == [], "no program the repository configures ran"
