@@ -97,7 +97,8 @@ function M.record_of(t)
   }
 end
 
--- id -> the JSON last written (or being written); id -> a newer one waiting for that write.
+-- id -> the JSON last written (or being written); id -> what waits for that write: a newer
+-- JSON, or false (removed).
 local written, waiting, writing = {}, {}, {}
 local serial = 0
 
@@ -128,7 +129,9 @@ local function write(id, json)
       writing[id] = nil
       local next_json = waiting[id]
       waiting[id] = nil
-      if next_json then
+      if next_json == false then -- removed while it was written
+        uv.fs_unlink(path, function() end)
+      elseif next_json then
         write(id, next_json)
       else
         prune()
@@ -163,10 +166,14 @@ function M.save(record)
   write(record.id, json)
 end
 
---- Forget record `id` (its file removed, off the main loop).
+--- Forget record `id` (its file removed, off the main loop, after a write of it in flight).
 ---@param id string
 function M.remove(id)
   written[id] = nil
+  if writing[id] then
+    waiting[id] = false
+    return
+  end
   waiting[id] = nil
   uv.fs_unlink(("%s/%s.json"):format(M.dir(), id), function() end)
 end

@@ -160,6 +160,10 @@ local function close_thread(t, action, remove)
     end
   end
   require("minime.threads").drop(t.id)
+  require("minime.ui.say").say(
+    ("minime: thread %s closed"):format(require("minime.threads").name(t)),
+    vim.log.levels.INFO
+  )
   require("minime.worktree.thread").closed(t)
 end
 
