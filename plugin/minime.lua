@@ -161,6 +161,13 @@ vim.api.nvim_create_autocmd("CmdlineChanged", {
     end
   end,
 })
+-- Whether Neovim has the focus: a desktop notification (notify.os) is raised only without it.
+vim.api.nvim_create_autocmd({ "FocusGained", "FocusLost" }, {
+  group = group,
+  callback = function(ev)
+    require("minime.ui.os_notify").focus(ev.event == "FocusGained")
+  end,
+})
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = group,
   callback = function()

@@ -340,11 +340,9 @@ function M.update(state)
   M.save(t)
   if t.state == "waiting" and was ~= "waiting" and not on_screen(id) then
     -- Its float opens anyway (never taking the focus); this line says whose it is.
-    local why = WAITS[t.waiting] or "waiting for you"
-    require("minime.ui.say").say(
-      ("minime: %s: %s (:MiniMeThreads)"):format(M.name(t), why),
-      vim.log.levels.INFO
-    )
+    local why = ("%s: %s"):format(M.name(t), WAITS[t.waiting] or "waiting for you")
+    require("minime.ui.say").say(("minime: %s (:MiniMeThreads)"):format(why), vim.log.levels.INFO)
+    require("minime.ui.os_notify").send(why)
   end
   M.changed()
 end
