@@ -286,3 +286,77 @@ def test_closing_asks_about_a_worktree_with_changes_and_removes_an_empty_one(
         assert len(ed.lua("return _G.offers")) == 2, "not asked"
         assert worktrees_of(root) == [str(root), kept["worktree"]["path"]]
         assert marks_of(marks) == [], "no program the repository configures ran"
+
+
+def test_a_worktree_thread_mid_start_up_mid_turn_and_from_another_threads_window(
+    tmp_path: Path,
+) -> None:
+    """:MiniMeNew worktree while the agent still starts for the first ask, then from the
+    window of that thread's conversation while its slow turn runs: each new thread works in
+    its own worktree, its ask never waits behind the slow turn, each answer lands in its own
+    conversation; the worktree is made from the main tree (the window's cwd's repository)."""
+    root, marks = tmp_path / "repo", tmp_path / "marks"
+    planted_repo(root, marks)
+    gate = tmp_path / "initialize.go"
+    config = agent_file(root, fake={"hold_initialize": str(gate)})
+    with editor(root, config=config) as ed:
+        first = ed.lua("return require('minime.actions').thread_of()")
+        ed.ask("/slow 300")
+        wait_for(
+            lambda: any(m.get("method") == "initialize" for m in trace(root, "in")),
+            ed.timeout,
+            message="initialize sent",
+        )
+        ed.nvim.command("MiniMeNew worktree")
+        one = worktree_thread(ed)
+        ed.ask("/say in the worktree")  # the worktree's tab: its cwd's thread
+        gate.write_text("")
+        ed.wait_done(1)
+        assert ed.done()[0]["thread"] == one["id"]
+        assert "in the worktree" in ed.conversation_text(one["cwd"])
+        # From the window of the first thread's conversation, mid-turn.
+        ed.nvim.command("tabnext 1")
+        buf = ed.lua("return require('minime.ui.turn').get(...).buf", first)
+        ed.nvim.command(f"botright sbuffer {buf}")
+        assert ed.lua("return require('minime.threads').here()") == first
+        ed.nvim.command("MiniMeNew worktree")
+        two = wait_for(
+            lambda: next(
+                (t for t in ed.lua("return require('minime.threads').all()")
+                 if t.get("worktree") and t["id"] != one["id"]),
+                None,
+            ),
+            ed.timeout,
+            message="the second worktree thread",
+        )  # fmt: skip
+        assert two["worktree"]["root"] == str(root) != two["cwd"]
+        assert two["worktree"]["path"] != one["worktree"]["path"]
+        ed.ask("/say second worktree")
+        ed.wait_done(2)
+        assert ed.done()[1]["thread"] == two["id"]
+        running = ed.lua("return require('minime.ui.turn').get(...).running", first)
+        assert running, "the slow turn runs on"
+        assert "second worktree" not in ed.conversation_text(one["cwd"])
+        ed.lua("require('minime').cancel(...)", first)
+        ed.wait_done(3)
+
+
+def test_worktree_outside_a_repository_and_worktree_always(tmp_path: Path) -> None:
+    """Outside git: `:MiniMeNew worktree` says so and makes nothing; with worktree = "always"
+    a plain :MiniMeNew still makes a plain thread there, and a worktree thread in a repository."""
+    plain, root, marks = tmp_path / "plain", tmp_path / "repo", tmp_path / "marks"
+    plain.mkdir()
+    planted_repo(root, marks)
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(plain), "worktree": "always"}
+    with editor_with(plain, opts, timeout=30.0) as ed:
+        ed.nvim.command("MiniMeNew worktree")
+        note = ed.wait_note("no worktree")
+        assert note == f"minime: no worktree: {plain} is not in a git repository"
+        assert ed.lua("return #require('minime.threads').all()") == 0
+        ed.nvim.command("MiniMeNew")
+        wait_for(lambda: ed.lua("return #require('minime.threads').all()") == 1, 10,
+                 message="a plain thread")  # fmt: skip
+        assert ed.lua("return require('minime.threads').all()[1].worktree") is None
+        ed.nvim.command(f"cd {root}")
+        ed.nvim.command("MiniMeNew")
+        assert worktree_thread(ed)["worktree"]["root"] == str(root)
