@@ -146,7 +146,7 @@ class Renderer:
     drawing of the updates around it. ``flush()`` called from outside sends at once.
     """
 
-    def __init__(self, send: Callable[[str, list[LuaEvent]], None]) -> None:
+    def __init__(self, send: Callable[[list[tuple[str, list[LuaEvent]]]], None]) -> None:
         self._send = send
         self._pending: dict[str, list[LuaEvent]] = {}
         # Chunks joining the last event of a key's batch (a run of text, or of thinking):
@@ -230,4 +230,4 @@ class Renderer:
         for key, batch in pending.items():
             if key in self._parts:
                 self._join(key, batch)
-            self._send(key, batch)
+        self._send(list(pending.items()))
