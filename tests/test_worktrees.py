@@ -11,13 +11,18 @@ and that no planted program ran while a worktree was made, listed or removed.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import yaml
 from helpers.wire import trace
-from nvim_harness import wait_for
+from nvim_harness import start, wait_for
 from plugin_harness import (
     ALLOW_CLIENT_TOOLS,
     FAKE_MM_BIN,
@@ -25,6 +30,7 @@ from plugin_harness import (
     agent_file,
     editor,
     editor_with,
+    init,
     tool_answer,
 )
 
@@ -65,6 +71,14 @@ def editor_picking(root: Path) -> Any:
     """``editor(root)`` whose vim.ui.select the test answers (PICK)."""
     opts = {"mm": FAKE_MM_BIN, "config": agent_file(root)}
     return editor_with(root, opts, PICK, timeout=30.0)
+
+
+@contextlib.contextmanager
+def neovim_in(cwd: Path, data: Path, opts: Any) -> Iterator[Editor]:
+    """A Neovim in ``cwd`` whose data directory is ``data`` (shared by the test's Neovims)."""
+    with start(init(opts), env={"XDG_DATA_HOME": str(data)}) as nvim:
+        nvim.command(f"cd {cwd}")
+        yield Editor(nvim, cwd, timeout=30.0)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -360,3 +374,70 @@ def test_worktree_outside_a_repository_and_worktree_always(tmp_path: Path) -> No
         ed.nvim.command(f"cd {root}")
         ed.nvim.command("MiniMeNew")
         assert worktree_thread(ed)["worktree"]["root"] == str(root)
+
+
+def test_after_a_crash_a_worktree_thread_reopens_in_its_worktree_and_an_empty_one_is_cleaned(
+    tmp_path: Path,
+) -> None:
+    """Neovim 1 makes two worktree threads (one asked, one never: no session) and is killed.
+    Neovim 2 on the same data directory: reading the list removes the empty worktree of the
+    thread that never had a session (its Neovim is gone); the other is listed with its branch,
+    and <CR> reopens it in its worktree's tab page, its session loaded there."""
+    root, marks = tmp_path / "repo", tmp_path / "marks"
+    planted_repo(root, marks)
+    data = tmp_path / "data"
+    config = agent_file(root)
+    opts = {"mm": FAKE_MM_BIN, "config": config, "warm": False}
+    with neovim_in(root, data, opts) as ed:
+        ed.nvim.command("MiniMeNew worktree")
+        asked = worktree_thread(ed)
+        ed.ask("/say in the worktree")
+        ed.wait_done(1)
+        ed.nvim.command("tabnext 1")
+        ed.nvim.command("MiniMeNew worktree")
+        empty = wait_for(
+            lambda: next(
+                (t for t in ed.lua("return require('minime.threads').all()")
+                 if t.get("worktree") and t["id"] != asked["id"]),
+                None,
+            ),
+            ed.timeout,
+            message="the second worktree thread",
+        )  # fmt: skip
+        session = ed.lua("return require('minime.threads').get(...).session_id", asked["id"])
+        saved = data / "nvim" / "minime" / "threads"
+        wait_for(
+            lambda: json.loads((saved / f"{asked['id']}.json").read_text()).get("session_id"),
+            10,
+            message="the asked thread's record",
+        )
+        os.kill(ed.lua("return vim.fn.getpid()"), signal.SIGKILL)  # a crash
+    assert Path(empty["worktree"]["path"]).exists() and (saved / f"{empty['id']}.json").exists()
+    stored = {
+        "sessionId": session,
+        "cwd": asked["cwd"],
+        "history": [{"role": "agent", "text": "kept"}],
+    }
+    agent = yaml.safe_load(Path(config).read_text())
+    agent["fake"]["load_sessions"] = [stored]
+    Path(config).write_text(yaml.safe_dump(agent))
+    with neovim_in(root, data, opts) as ed:
+        ed.nvim.command("MiniMeThreads")
+        wait_for(lambda: not Path(empty["worktree"]["path"]).exists(), 20, message="cleaned")
+        wait_for(lambda: not (saved / f"{empty['id']}.json").exists(), 10, message="its record")
+        assert empty["worktree"]["branch"] not in git(root, "branch")
+        (line,) = wait_for(
+            lambda: (
+                len(lines := ed.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")) == 1
+                and lines
+            ),
+            10,
+            message="one thread listed",
+        )
+        assert " saved " in line and asked["worktree"]["branch"] in line, line
+        ed.nvim.input("<CR>")
+        ed.wait_done(1)
+        assert ed.lua("return vim.fn.getcwd(-1, vim.fn.tabpagenr())") == asked["cwd"]
+        loads = [m["params"] for m in trace(root, "in") if m.get("method") == "session/load"]
+        assert [(p["sessionId"], p["cwd"]) for p in loads] == [(session, asked["cwd"])]
+        assert "kept" in ed.conversation_text(asked["cwd"])
