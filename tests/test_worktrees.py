@@ -144,6 +144,22 @@ def worktree_thread(ed: Editor) -> dict[str, Any]:
     )
 
 
+def another_worktree_thread(ed: Editor, *known: str) -> dict[str, Any]:
+    """A thread with a worktree other than those of ``known`` ids, once it is made."""
+    return wait_for(
+        lambda: next(
+            (
+                t
+                for t in ed.lua("return require('minime.threads').all()")
+                if t.get("worktree") and t["id"] not in known
+            ),
+            None,
+        ),
+        ed.timeout,
+        message="for another worktree thread",
+    )
+
+
 def overview_line(ed: Editor, thread_id: str) -> str:
     ed.nvim.command("MiniMeThreads")
     ids = [t["id"] for t in ed.lua("return require('minime.threads').all()")]
@@ -246,18 +262,7 @@ def test_closing_asks_about_a_worktree_with_changes_and_removes_an_empty_one(
         # Commits not merged: asked, then removed with the branch.
         ed.nvim.command("tabnext 1")
         ed.nvim.command("MiniMeNew worktree")
-        committed = wait_for(
-            lambda: next(
-                (
-                    t
-                    for t in ed.lua("return require('minime.threads').all()")
-                    if t.get("worktree") and t["id"] != kept["id"]
-                ),
-                None,
-            ),
-            20,
-            message="the second worktree thread",
-        )
+        committed = another_worktree_thread(ed, kept["id"])
         where = Path(committed["worktree"]["path"])
         assert marks_of(marks) == [], "made, listed, kept: nothing the repository configures ran"
         (where / "b.md").write_text("b\n")
@@ -281,18 +286,7 @@ def test_closing_asks_about_a_worktree_with_changes_and_removes_an_empty_one(
         # An empty one: no question.
         ed.nvim.command("tabnext 1")
         ed.nvim.command("MiniMeNew worktree")
-        empty = wait_for(
-            lambda: next(
-                (
-                    t
-                    for t in ed.lua("return require('minime.threads').all()")
-                    if t.get("worktree") and t["id"] not in (kept["id"], committed["id"])
-                ),
-                None,
-            ),
-            20,
-            message="the third worktree thread",
-        )
+        empty = another_worktree_thread(ed, kept["id"], committed["id"])
         overview_line(ed, empty["id"])
         ed.nvim.input("x")
         wait_for(lambda: not Path(empty["worktree"]["path"]).exists(), 20,
@@ -334,15 +328,7 @@ def test_a_worktree_thread_mid_start_up_mid_turn_and_from_another_threads_window
         ed.nvim.command(f"botright sbuffer {buf}")
         assert ed.lua("return require('minime.threads').here()") == first
         ed.nvim.command("MiniMeNew worktree")
-        two = wait_for(
-            lambda: next(
-                (t for t in ed.lua("return require('minime.threads').all()")
-                 if t.get("worktree") and t["id"] != one["id"]),
-                None,
-            ),
-            ed.timeout,
-            message="the second worktree thread",
-        )  # fmt: skip
+        two = another_worktree_thread(ed, one["id"])
         assert two["worktree"]["root"] == str(root) != two["cwd"]
         assert two["worktree"]["path"] != one["worktree"]["path"]
         ed.ask("/say second worktree")
@@ -395,15 +381,7 @@ def test_after_a_crash_a_worktree_thread_reopens_in_its_worktree_and_an_empty_on
         ed.wait_done(1)
         ed.nvim.command("tabnext 1")
         ed.nvim.command("MiniMeNew worktree")
-        empty = wait_for(
-            lambda: next(
-                (t for t in ed.lua("return require('minime.threads').all()")
-                 if t.get("worktree") and t["id"] != asked["id"]),
-                None,
-            ),
-            ed.timeout,
-            message="the second worktree thread",
-        )  # fmt: skip
+        empty = another_worktree_thread(ed, asked["id"])
         session = ed.lua("return require('minime.threads').get(...).session_id", asked["id"])
         saved = data / "nvim" / "minime" / "threads"
         wait_for(

@@ -85,6 +85,13 @@ local function run(work, done)
   end)
 end
 
+--- Run `work()` (it returns {true} or {false, why}) in a coroutine: done(ok, why).
+local function run_ok(work, done)
+  run(work, function(ok, why)
+    done(ok == true, why)
+  end)
+end
+
 --- A name for the repository of `common_dir` in M.dir(): its directory's name and a hash
 --- of its path (two clones of one name stay apart).
 local function repo_name(common_dir)
@@ -164,7 +171,7 @@ end
 ---@param wt minime.Worktree
 ---@param done fun(ok: boolean, why?: string)
 function M.add(wt, done)
-  run(function()
+  run_ok(function()
     local args = { "--git-dir=" .. wt.common_dir, "worktree", "add", "--no-checkout", "-b" }
     vim.list_extend(args, { wt.branch, wt.path, wt.base })
     local r = call(args, { cwd = wt.root })
@@ -183,9 +190,7 @@ function M.add(wt, done)
       return { false, why }
     end
     return { true }
-  end, function(ok, why)
-    done(ok == true, why)
-  end)
+  end, done)
 end
 
 --- What worktree `wt` holds that is not elsewhere: `changes` (files changed, added or
@@ -256,7 +261,7 @@ function M.remove(wt, done)
   if not M.owns(wt) then
     return done(false, "not a worktree of minime's: left as it is")
   end
-  run(function()
+  run_ok(function()
     local gitdir = "--git-dir=" .. wt.common_dir
     local r
     if exists(wt.path) then
@@ -273,9 +278,7 @@ function M.remove(wt, done)
       return { false, failed(b) }
     end
     return { true }
-  end, function(ok, why)
-    done(ok == true, why)
-  end)
+  end, done)
 end
 
 return M
