@@ -39,7 +39,7 @@ cmd("MiniMeReset", function()
   require("minime").reset()
 end, { desc = "Start a new conversation in the current thread" })
 cmd("MiniMeNew", function(o)
-  require("minime.actions").new_command(o.fargs)
+  require("minime.new_thread").command(o.fargs)
 end, {
   nargs = "*",
   complete = function(lead)

@@ -419,3 +419,29 @@ def test_after_a_crash_a_worktree_thread_reopens_in_its_worktree_and_an_empty_on
         loads = [m["params"] for m in trace(root, "in") if m.get("method") == "session/load"]
         assert [(p["sessionId"], p["cwd"]) for p in loads] == [(session, asked["cwd"])]
         assert "kept" in ed.conversation_text(asked["cwd"])
+
+
+def test_closing_a_worktree_thread_mid_turn_removes_its_worktree_once_closed(
+    tmp_path: Path,
+) -> None:
+    """x while the worktree thread's turn runs: the turn is cancelled and drawn, the thread
+    closes, and only then its (empty) worktree and branch go; the main tree's thread runs on."""
+    root, marks = tmp_path / "repo", tmp_path / "marks"
+    planted_repo(root, marks)
+    with editor_picking(root) as ed:
+        ed.nvim.command("MiniMeNew worktree")
+        t = worktree_thread(ed)
+        ed.ask("/slow 400")
+        ed.wait_text("slow 0", cwd=t["cwd"])
+        overview_line(ed, t["id"])
+        ed.nvim.input("x")
+        done = ed.wait_done(1)
+        assert done["thread"] == t["id"] and done["stop_reason"] == "cancelled"
+        wait_for(lambda: t["worktree"]["branch"] not in git(root, "branch"), 20,
+                 message="the branch to go")  # fmt: skip
+        assert not Path(t["worktree"]["path"]).exists()
+        assert ed.lua("return _G.offers") == [], "an empty worktree: no question"
+        notes = ed.notes()
+        closed = next(i for i, n in enumerate(notes) if n.startswith("minime: thread mm"))
+        assert "closed" in notes[closed]
+        assert worktrees_of(root) == [str(root)]
