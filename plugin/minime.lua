@@ -18,7 +18,7 @@ MiniMeAsk minime.commands:ask o * r ask Ask the mini-me agent
 MiniMeCommands minime.ui.complete_commands:pick - - - - Pick one of the agent's slash commands; it goes into the input float
 MiniMeCancel minime:cancel - - - - Cancel the running turn of the current thread
 MiniMeReset minime:reset - - - - Start a new conversation in the current thread
-MiniMeNew minime:new 1 ? - agent Start a new thread in this cwd (with the named agent definition) and make it current
+MiniMeNew minime.commands:new o * - agent Start a new thread in this cwd (agent definition; worktree: in a git worktree of its own)
 MiniMeThreads minime.ui.threads:open - - - - List every thread: <CR> shows one, x closes, d deletes, r renames
 MiniMeLog minime:log - - - - Show mm's stderr and minime's log
 MiniMeTerminal minime.actions:terminal 1 ? - terminal Show the output of a command the agent ran in the client terminal (default: the last)
@@ -115,6 +115,13 @@ api.nvim_create_autocmd("CmdlineChanged", {
     if vim.fn.getcmdline():find("MiniMe", 1, true) then
       require("minime.warm").on_cmdline()
     end
+  end,
+})
+-- Whether Neovim has the focus: a desktop notification (notify.os) is raised only without it.
+api.nvim_create_autocmd({ "FocusGained", "FocusLost" }, {
+  group = group,
+  callback = function(ev)
+    require("minime.ui.os_notify").focus(ev.event == "FocusGained")
   end,
 })
 api.nvim_create_autocmd("VimLeavePre", {

@@ -20,6 +20,7 @@ import os
 import random
 import re
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -104,6 +105,7 @@ COMMANDS: list[tuple[str, int]] = [
     # Threads: a new one (current at once), the overview, a move in it and a switch (<CR> on
     # a line drawn at run time), a close (`x`) there.
     (":MiniMeNew", 3),
+    (":MiniMeNew worktree", 1),  # a git worktree and a tab page of its own
     (":MiniMeThreads", 2),
     ("thread <CR>", 3),
     ("thread x", 1),
@@ -350,8 +352,12 @@ class Runner:
 
 @contextlib.contextmanager
 def sequence_editor(directory: Path) -> Iterator[Editor]:
-    """A Neovim with the plugin on the fake mm (permission prompts ask: no rule allows)."""
+    """A Neovim with the plugin on the fake mm (permission prompts ask: no rule allows), in a
+    git repository (a worktree thread can be made)."""
     (directory / "a.txt").write_text("one\ntwo\n")
+    git = ["git", "-c", "user.email=t@e", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "a.txt"], ["commit", "-qm", "a"]):
+        subprocess.run([*git, *args], cwd=directory, check=True, capture_output=True)
     config = agent_file(directory, trace=False)
     with editor(directory, config=config, budget={"cost": 1}) as ed:
         ed.nvim.command("edit a.txt")

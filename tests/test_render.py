@@ -19,8 +19,9 @@ def test_flushes_at_the_next_turn_then_at_most_once_per_frame_and_at_once_on_don
         loop = asyncio.get_running_loop()
         sent: list[tuple[float, str, list[dict[str, Any]]]] = []
 
-        def send(key: str, batch: list[events.LuaEvent]) -> None:
-            sent.append((loop.time(), key, msgspec.to_builtins(batch)))
+        def send(batches: list[tuple[str, list[events.LuaEvent]]]) -> None:
+            for key, batch in batches:
+                sent.append((loop.time(), key, msgspec.to_builtins(batch)))
 
         r = Renderer(send)
         t0 = loop.time()
@@ -74,7 +75,7 @@ def test_chunks_of_different_messages_are_not_joined() -> None:
 
     async def main() -> list[list[dict[str, Any]]]:
         sent: list[list[dict[str, Any]]] = []
-        r = Renderer(lambda key, batch: sent.append(msgspec.to_builtins(batch)))
+        r = Renderer(lambda batches: sent.extend(msgspec.to_builtins(b) for _, b in batches))
         for chunk, mid in (("a", "m1"), ("b", "m1"), ("c", "m2"), ("d", None), ("e", None)):
             r.push("k", events.Text(chunk, mid))
         await asyncio.sleep(0)
@@ -98,7 +99,7 @@ def test_a_batch_waits_while_an_editor_tool_call_is_in_flight_and_for_quiet_afte
     async def main() -> None:
         loop = asyncio.get_running_loop()
         sent: list[float] = []
-        r = Renderer(lambda key, batch: sent.append(loop.time()))
+        r = Renderer(lambda batches: sent.extend(loop.time() for _ in batches))
         r.tool_began()
         r.push("k", events.ToolCallShown(id="c1", title="t"))
         await asyncio.sleep(FLUSH_SECONDS * 2)
@@ -134,7 +135,9 @@ def test_a_burst_that_never_pauses_is_drawn_a_slice_at_a_time_in_order() -> None
     async def main() -> None:
         loop = asyncio.get_running_loop()
         sent: list[tuple[float, int, list[LuaEventDict]]] = []
-        r = Renderer(lambda key, batch: sent.append((loop.time(), r._calls, to_dicts(batch))))
+        r = Renderer(
+            lambda batches: sent.extend((loop.time(), r._calls, to_dicts(b)) for _, b in batches)
+        )
         pushed: list[str] = []
         start = loop.time()
         i = 0
@@ -174,3 +177,28 @@ TYPES = {"tool_call": "ToolCallShown", "tool_result": "ToolResultShown"}
 
 def to_dicts(batch: list[events.LuaEvent]) -> list[LuaEventDict]:
     return msgspec.to_builtins(batch)
+
+
+def test_the_threads_flushed_together_go_in_one_call() -> None:
+    """Four threads streaming: each flush is one call holding each thread's batch, in the
+    order their events came (a call per thread woke Neovim once each: bench/threads.py)."""
+
+    async def main() -> list[list[tuple[str, list[Any]]]]:
+        calls: list[list[tuple[str, list[Any]]]] = []
+        r = Renderer(
+            lambda batches: calls.append([(k, msgspec.to_builtins(b)) for k, b in batches])
+        )
+        for key in ("t1", "t2", "t3", "t4"):
+            r.push(key, events.Text(key + " a"))
+        r.push("t1", events.Text(" b"))
+        await asyncio.sleep(0)
+        return calls
+
+    assert asyncio.run(main()) == [
+        [
+            ("t1", [text("t1 a b")]),
+            ("t2", [text("t2 a")]),
+            ("t3", [text("t3 a")]),
+            ("t4", [text("t4 a")]),
+        ]
+    ]

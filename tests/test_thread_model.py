@@ -1,6 +1,6 @@
 """The host's thread (nvim/thread.py, thread_registry.py) without Neovim: its state as its
-conversation's events and its pending asks make it, what Lua is told (once per change, not per
-chunk), and its record, serialisable for the thread list a restart will reopen."""
+conversation's events and its pending asks make it, and what Lua is told (once per change, not
+per chunk). What a restart reopens is Lua's (lua/minime/thread_store.lua, test_threads_saved.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 from minime.nvim import events
-from minime.nvim.thread import PendingAsk, ThreadRecord, Worktree
+from minime.nvim.thread import PendingAsk
 from minime.nvim.thread_registry import Threads
 
 
@@ -60,22 +60,3 @@ def test_a_threads_state_follows_its_turns_and_asks_and_is_told_once_per_change(
         assert threads.find("t1-a") is None
 
     asyncio.run(main())
-
-
-def test_a_thread_record_round_trips_through_json() -> None:
-    """What persistence will store: agent, session id, title, cwd, worktree."""
-    threads = Threads(Bridge())  # type: ignore[arg-type]
-    thread = threads.get("t2-b", "/")
-    thread.agent, thread.label, thread.named = "claude", "Claude", "refactor parser"
-    thread.worktree = Worktree(path="/w/t2", branch="minime/t2")
-    record = thread.record()
-    data = msgspec.json.encode(record)
-    assert msgspec.json.decode(data, type=ThreadRecord) == record
-    assert msgspec.json.decode(data) == {
-        "id": "t2-b",
-        "cwd": "/",
-        "agent": "claude",
-        "label": "Claude",
-        "title": "refactor parser",
-        "worktree": {"path": "/w/t2", "branch": "minime/t2"},
-    }

@@ -255,30 +255,17 @@ end
 --- :MiniMeReset: a new conversation (a new session) in the current thread.
 function M.reset()
   local id = thread_of()
+  local thread = require("minime.threads").get(id)
+  if thread then
+    thread.last_session_id = nil -- a new conversation: the old one is not reopened
+  end
   host_op("reset", where(id))
   require("minime.warm").forget(id) -- the next ask typed here warms its new session
 end
 
---- :MiniMeNew [agent]: a new thread in the current cwd running agent definition `definition`
---- (default: the configured one), made current, its (empty) conversation shown; its agent
---- and session start at once.
----@param definition? string
-function M.new(definition)
-  definition = definition ~= "" and definition or nil
-  if definition then
-    local ok, err = pcall(require("minime.agents").load, definition)
-    if not ok then
-      say_error("minime: " .. tostring(err))
-      return
-    end
-  end
-  local threads = require("minime.threads")
-  local id = threads.new(vim.fn.getcwd(), definition)
-  local thread = threads.get(id)
-  local turn = require("minime.ui.turn")
-  turn.make(id, thread.cwd, definition or nil)
-  turn.open(id)
-  require("minime.warm").thread(id)
+--- :MiniMeNew [agent] [worktree] (minime.new_thread).
+function M.new(...)
+  return require("minime.new_thread").new(...)
 end
 
 --- :MiniMeStop: every thread's agent (the message says how many).

@@ -21,6 +21,11 @@ function M.ask_key()
   require("minime").ask(nil, range)
 end
 
+--- :MiniMeNew [agent] [worktree]
+function M.new(o)
+  require("minime.new_thread").command(o.fargs)
+end
+
 --- :MiniMeConfig [id [value]]
 function M.config(o)
   require("minime.modes").set_config(o.fargs[1], o.fargs[2])
@@ -54,7 +59,7 @@ M.complete = {
   agent = function(lead)
     return vim.tbl_filter(function(name)
       return vim.startswith(name, lead)
-    end, require("minime.agents").names())
+    end, vim.list_extend(require("minime.agents").names(), { "worktree" }))
   end,
   mode = function(lead)
     return require("minime.modes").complete_mode(lead)

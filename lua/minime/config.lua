@@ -46,6 +46,13 @@ local function defaults()
     -- that turn ends (:MiniMeCancel drops the waiting ones). false: it is refused, its text
     -- kept as the cwd's draft.
     queue = true,
+    -- os: a thread not on screen that ends its turn or starts waiting for you also raises a
+    -- desktop notification through the terminal while Neovim does not have the focus: true
+    -- (OSC 9 for iTerm2, ConEmu and Windows Terminal, else OSC 777), "osc777" or "osc9".
+    notify = { os = false },
+    -- "always": :MiniMeNew in a git repository gives the new thread a worktree and branch of
+    -- its own, as :MiniMeNew worktree does (:h minime-worktrees). false: only when asked.
+    worktree = false,
     -- Seconds the agent has to answer `initialize` and `session/new` before the ask fails.
     ready_timeout = 60,
     -- Seconds the agent has to end a turn after `session/cancel`; then the turn ends with an
@@ -111,7 +118,7 @@ M.defaults = defaults()
 M.options = defaults()
 
 -- Options that are tables of fields: anything else there would break every reader.
-local SECTIONS = { "window", "permission", "feedback", "review" }
+local SECTIONS = { "window", "permission", "feedback", "review", "notify" }
 
 --- Merge `opts` into the defaults; these are the options from now on. A section given as
 --- something other than a table keeps its defaults, and the error names it.

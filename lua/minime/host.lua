@@ -120,11 +120,11 @@ end
 --- would start a new host, which never asked). The waiting ones first, so that none shows in
 --- the place of the closed shown one.
 local function close_asks()
-  for _, name in ipairs({ "minime.ui.permission", "minime.ui.elicitation" }) do
-    local asker = package.loaded[name]
-    local ids = asker and asker.pending() or {}
+  local askers = package.loaded["minime.ui.ask.askers"]
+  for _, asker in ipairs(askers and askers.all() or {}) do
+    local ids = asker:pending()
     for i = #ids, 1, -1 do
-      pcall(asker.close, ids[i])
+      pcall(asker.close, asker, ids[i])
     end
   end
   pcall(function()

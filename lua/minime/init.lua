@@ -82,8 +82,8 @@ M.cancel = verb("cancel")
 --- Start a new conversation in the current thread.
 M.reset = verb("reset")
 --- Start a new thread in the current cwd (agent definition `agent`, default the configured
---- one), make it current and show its conversation.
----@type fun(agent?: string)
+--- one), make it current and show its conversation; `worktree`: in a git worktree of its own.
+---@type fun(agent?: string, worktree?: boolean)
 M.new = verb("new")
 --- Stop the agents.
 M.stop = verb("stop")

@@ -55,6 +55,14 @@ function M.apply(key, events)
   end
 end
 
+--- The batches of several threads flushed at once: {{key, events}, ...}, each as `apply`.
+---@param batches table[]
+function M.apply_all(batches)
+  for _, kb in ipairs(batches) do
+    M.apply(kb[1], kb[2])
+  end
+end
+
 --- A thread's state changed (events.ThreadState): see minime.threads.
 ---@param state table
 function M.thread_update(state)

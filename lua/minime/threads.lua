@@ -17,6 +17,9 @@ local M = {}
 ---@field waiting? string permission|question, while state is "waiting"
 ---@field last_activity number seconds since the epoch
 ---@field session_id? string
+---@field last_session_id? string its session, kept while it has none (the agent stopped): reopened
+---@field worktree? minime.Worktree its own git worktree (cwd is its directory)
+---@field saved? boolean kept from an earlier Neovim (thread_store), not reopened yet
 
 ---@type table<string, minime.Thread>
 local by_id = {}
@@ -90,13 +93,26 @@ function M.here()
   return M.current()
 end
 
+--- Keep thread `t` for the next Neovim (when there is something to reopen).
+---@param t minime.Thread
+function M.save(t)
+  local store = require("minime.thread_store")
+  local record = not t.saved and store.record_of(t)
+  if record then
+    store.save(record)
+  end
+end
+
 --- A new thread in `cwd` running agent definition `definition` (nil: the configured one),
 --- made the cwd's current thread. The host learns of it with its first operation.
+--- `opts.id`: its id (minted beforehand); `opts.worktree`: the worktree it works in (`cwd`).
 ---@param cwd string
 ---@param definition? string
+---@param opts? {id?: string, worktree?: minime.Worktree}
 ---@return string id
-function M.new(cwd, definition)
-  local id = M.new_id()
+function M.new(cwd, definition, opts)
+  opts = opts or {}
+  local id = opts.id or M.new_id()
   local where = real(cwd)
   by_id[id] = {
     id = id,
@@ -107,9 +123,11 @@ function M.new(cwd, definition)
     title = "",
     state = "idle",
     last_activity = os.time(),
+    worktree = opts.worktree,
   }
   order[#order + 1] = id
   current[where] = id
+  M.save(by_id[id])
   M.changed()
   return id
 end
@@ -180,6 +198,41 @@ function M.name(t)
   return name
 end
 
+--- Saved threads (minime.saved_threads) into the list, before this Neovim's own; those
+--- already listed are left as they are.
+---@param saved minime.Thread[]
+function M.add_saved(saved)
+  local at = 1
+  for _, t in ipairs(saved) do
+    if not by_id[t.id] then
+      by_id[t.id] = t
+      table.insert(order, at, t.id)
+      at = at + 1
+    end
+  end
+  M.changed()
+end
+
+--- Thread `id`, saved by an earlier Neovim, is one of this Neovim's again (idle, made its
+--- cwd's current thread); its session is reopened by the caller.
+---@param id string
+function M.revive(id)
+  local t = by_id[id]
+  if t and t.saved then
+    t.saved, t.state = nil, "idle"
+    current[t.cwd] = id
+    M.changed()
+  end
+end
+
+--- Thread `id` is gone for good (closed or deleted): out of the list and of the saved ones.
+---@param id string
+function M.drop(id)
+  M.forget_here(id)
+  require("minime.thread_store").remove(id)
+  M.changed()
+end
+
 --- How many threads run a turn, and how many wait for the user.
 ---@return integer running, integer waits
 function M.counts()
@@ -194,13 +247,19 @@ function M.counts()
   return running, waits
 end
 
---- How many threads there are.
+--- How many threads there are (those saved by an earlier Neovim and not reopened aside).
 ---@return integer
 function M.count()
-  return #order
+  local n = 0
+  for _, t in pairs(by_id) do
+    n = n + (t.saved and 0 or 1)
+  end
+  return n
 end
 
-local function forget(id)
+--- Thread `id` out of this Neovim's list (its conversation with it); the saved record stays.
+---@param id string
+function M.forget_here(id)
   local t = by_id[id]
   by_id[id] = nil
   for i, known in ipairs(order) do
@@ -212,11 +271,16 @@ local function forget(id)
   if t and current[t.cwd] == id then
     current[t.cwd] = nil
     for i = #order, 1, -1 do -- the newest other thread of the cwd is its current one
-      if by_id[order[i]].cwd == t.cwd then
+      local other = by_id[order[i]]
+      if other.cwd == t.cwd and not other.saved then
         current[t.cwd] = order[i]
         break
       end
     end
+  end
+  local turn = package.loaded["minime.ui.turn"]
+  if turn then
+    turn.forget(id) -- its conversation goes with it
   end
 end
 
@@ -250,12 +314,11 @@ function M.update(state)
   end
   local id = state.id
   if state.closed == true then
-    forget(id)
-    local turn = package.loaded["minime.ui.turn"]
-    if turn then
-      turn.forget(id) -- its conversation goes with it
+    local gone = by_id[id]
+    M.drop(id)
+    if gone and gone.worktree then
+      require("minime.worktree.thread").closed(gone)
     end
-    M.changed()
     return
   end
   local t = by_id[id]
@@ -273,13 +336,13 @@ function M.update(state)
   end
   t.waiting = state.waiting ~= vim.NIL and state.waiting or nil
   t.session_id = state.session_id ~= vim.NIL and state.session_id or nil
+  t.last_session_id = t.session_id or t.last_session_id
+  M.save(t)
   if t.state == "waiting" and was ~= "waiting" and not on_screen(id) then
     -- Its float opens anyway (never taking the focus); this line says whose it is.
-    local why = WAITS[t.waiting] or "waiting for you"
-    require("minime.ui.say").say(
-      ("minime: %s: %s (:MiniMeThreads)"):format(M.name(t), why),
-      vim.log.levels.INFO
-    )
+    local why = ("%s: %s"):format(M.name(t), WAITS[t.waiting] or "waiting for you")
+    require("minime.ui.say").say(("minime: %s (:MiniMeThreads)"):format(why), vim.log.levels.INFO)
+    require("minime.ui.os_notify").send(why)
   end
   M.changed()
 end

@@ -79,24 +79,14 @@ local function win_config(q, lines, state)
   end
   local footer = q.choices and (" 1-%d choose · q decline "):format(#q.choices)
     or " <CR> answer · q decline "
-  local waiting = state.waiting > 0 and ("(+%d) "):format(state.waiting) or ""
-  local threads = package.loaded["minime.threads"]
-  local whose = threads and threads.named_off_screen(q.req.thread)
-  if whose then -- its conversation is not on screen: the thread is named
-    waiting = "· " .. whose .. " " .. waiting
-  end
-  local cfg = window.centered({
+  return window.centered({
     width = math.min(widest, math.floor((window.area()) * 0.8)),
     height = 0.6,
     border = "rounded",
     zindex = 60,
-    title = " minime · the agent asks " .. waiting,
+    title = " minime · the agent asks " .. state.suffix,
     footer = footer,
   }, #lines)
-  if not state.live then
-    cfg.footer = { { footer, "Comment" } } -- dimmed: its keys do not work yet
-  end
-  return cfg
 end
 
 local questions
@@ -141,6 +131,7 @@ questions = ask.new({
   kind = "elicitation",
   words = {
     noun = "question",
+    waiting = "waiting for your answer",
     asked = "the agent asks",
     refuse = "decline",
     refused = "declined",
@@ -164,54 +155,12 @@ questions = ask.new({
   end,
 })
 
---- Errors raised by on_answer callbacks and by the float (they are also notified).
----@type string[]
-M.errors = questions.errors
+-- open(req, on_answer), close(id), pending(), waiting(key), win(), live(), focus(), errors:
+-- every asking float's (minime.ui.ask.askers.surface). on_answer(action, content) is called
+-- exactly once, unless close(req.id) (the host withdrew the question).
+require("minime.ui.ask.askers").surface(questions, M)
 
---- Ask the user; `on_answer(action, content)` is called exactly once (unless `close(req.id)`).
----@param req table see the module header
----@param on_answer fun(action: string, content?: table)
-function M.open(req, on_answer)
-  questions:open(req, on_answer)
-end
-
---- Drop a question the host withdrew (the turn was cancelled): its float closes, or it leaves
---- the queue; on_answer is not called. Returns whether it was pending.
----@return boolean
-function M.close(id)
-  return questions:close(id)
-end
-
---- Ids of the pending questions, the shown one first.
----@return any[]
-function M.pending()
-  return questions.queue:ids()
-end
-
---- The float of the shown question, if any.
----@return integer?
-function M.win()
-  return questions:win()
-end
-
---- Whether the shown question's keys work (false during its key delay, or with none shown).
----@return boolean
-function M.live()
-  return questions:live()
-end
-
---- Whether a question of conversation `key` (its thread) waits for an answer.
----@param key string
----@return boolean
-function M.waiting(key)
-  return questions.queue:has_thread(key)
-end
-
---- Enter the shown question's float (:MiniMePermission), as permission_focus enters a
---- prompt's. Returns whether there was one.
----@return boolean
-function M.enter()
-  return questions:focus()
-end
+--- Enter the shown question's float (:MiniMePermission). Returns whether there was one.
+M.enter = M.focus
 
 return M

@@ -71,6 +71,7 @@ prompts = ask.new({
   placed = true,
   words = {
     noun = "permission prompt",
+    waiting = "waiting for permission",
     asked = "permission asked",
     refuse = "reject",
     refused = "rejected",
@@ -101,20 +102,13 @@ prompts = ask.new({
   end,
 })
 
---- Errors raised by on_answer callbacks and by the float (they are also notified).
----@type string[]
-M.errors = prompts.errors
+-- open(req, on_answer), close(id), pending(), waiting(key), win(), live(), focus(), errors:
+-- every asking float's (minime.ui.ask.askers.surface). on_answer(option_id|nil, remember,
+-- reason) is called exactly once, unless close(req.id) (the host answered).
+require("minime.ui.ask.askers").surface(prompts, M)
 
 --- Why the float must not take focus now, or nil when it may (see permission_focus.lua).
 M.busy = focus.busy
-
---- Ask the user; `on_answer(option_id|nil, remember, reason)` is called exactly once (unless
---- `close(req.id)`).
----@param req table see the module header
----@param on_answer fun(option_id: string?, remember: boolean?, reason: string?)
-function M.open(req, on_answer)
-  prompts:open(req, on_answer)
-end
 
 local function empty(value)
   return value == nil or value == vim.NIL or (type(value) == "table" and next(value) == nil)
@@ -154,45 +148,6 @@ function M.call_update(key, call_id, input)
       prompts:record("a permission prompt could not be redrawn", err)
     end
   end
-end
-
---- Drop a prompt the host already answered (e.g. the turn was cancelled): its float closes,
---- or it leaves the queue; on_answer is not called. Returns whether it was pending.
----@param id any
----@return boolean
-function M.close(id)
-  return prompts:close(id)
-end
-
---- Ids of the pending prompts, the shown one first.
----@return any[]
-function M.pending()
-  return prompts.queue:ids()
-end
-
---- Whether a prompt of conversation `key` (its thread) waits for an answer (its title says so).
----@param key string
----@return boolean
-function M.waiting(key)
-  return prompts.queue:has_thread(key)
-end
-
---- The float of the shown prompt, if any.
----@return integer?
-function M.win()
-  return prompts:win()
-end
-
---- Whether the shown prompt's keys work (false during its key delay, or with none shown).
----@return boolean
-function M.live()
-  return prompts:live()
-end
-
---- Enter the float of the oldest pending prompt (the shown one), its keys working at once.
----@return boolean
-function M.focus()
-  return prompts:focus()
 end
 
 --- :MiniMePermission: go to the oldest pending prompt, or say there is none.

@@ -221,7 +221,8 @@ local LAYOUT = { width = 0.7, height = 0.8, border = "rounded" }
 --- footer the keys (dimmed while they do not work yet: not `live`).
 ---@param req table
 ---@param lines string[]
----@param state {waiting: integer, live: boolean, left?: integer}
+---@param state {waiting: integer, live: boolean, left?: integer, suffix: string} suffix: the
+---   end of the title every asking float has (minime.ui.ask.draw)
 ---@return table
 function M.win_config(req, lines, state)
   local widest = 0
@@ -234,18 +235,7 @@ function M.win_config(req, lines, state)
     footer = footer .. "a allow again · "
   end
   footer = footer .. "q reject "
-  local title = " minime · permission "
-  local threads = package.loaded["minime.threads"]
-  local whose = threads and threads.named_off_screen(req.thread)
-  if whose then -- its conversation is not on screen: the thread is named
-    title = title .. "· " .. whose .. " "
-  end
-  if state.waiting > 0 then
-    title = title .. ("(+%d waiting) "):format(state.waiting)
-  end
-  if state.left then
-    title = title .. ("· rejected in %d s "):format(state.left)
-  end
+  local title = " minime · permission " .. state.suffix
   local c = LAYOUT
   local aw = window.area()
   local fit =
@@ -255,7 +245,7 @@ function M.win_config(req, lines, state)
   for _, l in ipairs(lines) do
     rows = rows + math.max(1, math.ceil(vim.api.nvim_strwidth(l) / width))
   end
-  local cfg = window.centered({
+  return window.centered({
     width = width,
     height = c.height,
     border = c.border,
@@ -263,10 +253,6 @@ function M.win_config(req, lines, state)
     title = title,
     footer = footer,
   }, rows)
-  if cfg.footer and not state.live then
-    cfg.footer = { { footer, "Comment" } } -- dimmed: its keys do not work yet
-  end
-  return cfg
 end
 
 return M

@@ -1,9 +1,13 @@
 --- :MiniMeThreads: every thread (all cwds) in a buffer of its own (`b:minime == "threads"`),
 --- one line each: whether it is its cwd's current one, its state, its agent, its title, where
---- it works and when it last changed. Redrawn in place when a thread's state changes
---- (minime.threads calls refresh: a change of state, not every chunk), never taking the focus.
----   <CR>  make that thread its cwd's current one and show its conversation
----   x     close it (session/close where the agent offers it; mid-turn the turn is cancelled)
+--- it works (a worktree: its branch and what it holds) and when it last changed. Redrawn in
+--- place when a thread's state changes (minime.threads calls refresh: a change of state, not
+--- every chunk), never taking the focus. The threads of earlier Neovims are read (off the
+--- main loop) when it first opens, and listed "saved" (minime.saved_threads).
+---   <CR>  make that thread its cwd's current one and show its conversation (a saved one:
+---         reopened)
+---   x     close it (session/close where the agent offers it; mid-turn the turn is cancelled;
+---         a worktree holding changes or commits not merged: keep or remove it?)
 ---   d     delete its session for good (session/delete), after a confirmation
 ---   r     rename it (the title shown here and in messages)
 local printable = require("minime.ui.printable")
@@ -16,6 +20,8 @@ local M = {}
 local buf
 ---@type string[] the thread id of each line
 local ids = {}
+-- thread id -> its worktree's status (minime.worktree.status), and the activity it was read at.
+local worktrees, read_at = {}, {}
 
 --- "now", "42 s ago", "5 min ago", "3 h ago", else the date.
 ---@param when? number seconds since the epoch
@@ -53,6 +59,14 @@ function M.line(t, current)
   if vim.fn.strchars(where) > 40 then -- its end names it: the start goes
     where = "…" .. vim.fn.strcharpart(where, vim.fn.strchars(where) - 39)
   end
+  if t.worktree then
+    local status = worktrees[t.id]
+    local holds = status and require("minime.worktree.thread").describe(status)
+    where = ("%s [%s]"):format(
+      line(t.worktree.branch, 60),
+      not status and "…" or (holds == "" and "no changes" or holds)
+    )
+  end
   return ("%s %-18s %-12s %s — %s · %s"):format(
     current and "●" or " ",
     state,
@@ -61,6 +75,20 @@ function M.line(t, current)
     where,
     M.ago(t.last_activity)
   )
+end
+
+--- Read the status of thread `t`'s worktree again when something happened in it since (not
+--- while a turn runs in it); the list is redrawn with it.
+---@param t minime.Thread
+local function check_worktree(t)
+  if not t.worktree or t.state == "running" or read_at[t.id] == t.last_activity then
+    return
+  end
+  read_at[t.id] = t.last_activity
+  require("minime.worktree").status(t.worktree, function(status)
+    worktrees[t.id] = status
+    M.refresh()
+  end)
 end
 
 --- Draw the list again, if its buffer is open (minime.threads calls it at each change).
@@ -74,6 +102,7 @@ function M.refresh()
   for _, t in ipairs(threads.all()) do
     lines[#lines + 1] = M.line(t, threads.current(t.cwd) == t.id)
     ids[#ids + 1] = t.id
+    check_worktree(t)
   end
   if #lines == 0 then
     lines = { "no threads yet: :MiniMeAsk starts one, :MiniMeNew [agent] another" }
@@ -104,13 +133,42 @@ function M.choose()
   if not t then
     return
   end
+  if t.saved then
+    return require("minime.saved_threads").reopen(id)
+  end
   threads.make_current(id)
   local turn = require("minime.ui.turn")
   turn.make(id, t.cwd, t.label ~= "" and t.label or nil)
   turn.open(id)
 end
 
---- `x` (close) or `d` (delete, confirmed) on the thread under the cursor.
+--- Close thread `t` (`action`): the host ends its session; a saved one is dropped here (its
+--- session deleted first, for `d`). Its worktree goes when `remove`.
+---@param t minime.Thread
+---@param action "close"|"delete"
+---@param remove boolean
+local function close_thread(t, action, remove)
+  t.remove_worktree = remove
+  if not t.saved then
+    return host_op("close_thread", { thread = t.id, cwd = t.cwd, action = action })
+  end
+  if action == "delete" and t.last_session_id then
+    local ok, payload = pcall(require("minime.actions").host_payload, t.id)
+    if ok then
+      payload.session_id, payload.action, payload.title = t.last_session_id, "delete", t.title
+      host_op("manage_session", payload)
+    end
+  end
+  require("minime.threads").drop(t.id)
+  require("minime.ui.say").say(
+    ("minime: thread %s closed"):format(require("minime.threads").name(t)),
+    vim.log.levels.INFO
+  )
+  require("minime.worktree.thread").closed(t)
+end
+
+--- `x` (close) or `d` (delete, confirmed) on the thread under the cursor; a worktree that
+--- holds something is kept or removed as the user says first (minime.worktree.thread.ask).
 ---@param action "close"|"delete"
 function M.close(action)
   local id = under_cursor()
@@ -118,9 +176,13 @@ function M.close(action)
   if not t then
     return
   end
-  local payload = { thread = id, cwd = t.cwd, action = action }
+  local function go()
+    require("minime.worktree.thread").ask(t, function(remove)
+      close_thread(t, action, remove)
+    end)
+  end
   if action == "close" then
-    return host_op("close_thread", payload)
+    return go()
   end
   local name = require("minime.threads").name(t)
   require("minime.ui.pick").select({ "Delete " .. name .. " for good", "Keep it" }, {
@@ -128,7 +190,7 @@ function M.close(action)
     kind = "minime.confirm",
   }, function(_, i)
     if i == 1 then
-      host_op("close_thread", payload)
+      go()
     end
   end)
 end
@@ -141,7 +203,12 @@ function M.rename()
     return
   end
   require("minime.ui.pick").input({ prompt = "Rename thread: ", default = t.title }, function(title)
-    if title then
+    if title and t.saved then -- the host does not know it: its record is renamed
+      t.title = require("minime.ui.printable").line(title, 80)
+      local store = require("minime.thread_store")
+      store.save(store.record_of(t) --[[@as minime.ThreadRecord]])
+      M.refresh()
+    elseif title then
       host_op("rename_thread", { thread = id, cwd = t.cwd, title = title })
     end
   end)
@@ -166,6 +233,7 @@ function M.open()
     map("r", M.rename, "rename this thread")
     map("q", "<Cmd>close<CR>", "close the list")
   end
+  require("minime.saved_threads").load()
   M.refresh()
   require("minime.ui.window").show_at_bottom(buf, "the threads", ":MiniMeThreads")
   local win = vim.fn.bufwinid(buf)

@@ -30,7 +30,25 @@ end
 function M.win_config(a, p, lines)
   local left = p.deadline and math.max(0, math.ceil((p.deadline - focus.now_ms()) / 1000))
   local state = { waiting = #a.queue.waiting, live = focus.live(p), left = left }
+  -- The end of every asking float's title: whose thread, when its conversation is not on
+  -- screen; how many wait behind it; the seconds before it is refused.
+  local suffix = ""
+  local threads = package.loaded["minime.threads"]
+  local whose = threads and threads.named_off_screen(p.req.thread)
+  if whose then
+    suffix = suffix .. "· " .. whose .. " "
+  end
+  if state.waiting > 0 then
+    suffix = suffix .. ("(+%d waiting) "):format(state.waiting)
+  end
+  if left then
+    suffix = suffix .. ("· %s in %d s "):format(a.spec.words.refused, left)
+  end
+  state.suffix = suffix
   local cfg = a.spec.win_config(p, lines, state)
+  if type(cfg.footer) == "string" and not state.live then
+    cfg.footer = { { cfg.footer, "Comment" } } -- dimmed: its keys do not work yet
+  end
   return a.spec.placed and placement.clear_of(cfg, cursor_rows(p)) or cfg
 end
 

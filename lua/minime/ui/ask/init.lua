@@ -1,5 +1,8 @@
---- The life of a float that asks the user something (a permission prompt, a question from the
---- agent): one float of a kind at a time, the others wait in its queue (ask/queue.lua). An
+--- The life of a float that asks the user something, with two bodies: a permission prompt
+--- (ui/permission.lua) and a question from the agent (ui/elicitation.lua). Each body is only
+--- what it shows and what its keys answer (its `spec`); everything else is here, once: one
+--- float of a kind at a time, the others wait in its queue (ask/queue.lua); ask/askers.lua
+--- gives a body's module the same public functions and answers for every kind. An
 --- asker, `new(spec)`, opens the shown one through minime.ui.window (and shows it again in the
 --- tab page entered when its page was left), follows permission_focus.lua's rules (it takes
 --- the focus only when it may, its keys wait their delay, one notice when it may not, focus
@@ -38,6 +41,7 @@ local M = {}
 
 ---@class minime.ask.Words
 ---@field noun string what one ask is ("permission prompt", "question")
+---@field waiting string what a thread does while one waits ("waiting for permission")
 ---@field asked string the notice's head when it may not take focus ("permission asked")
 ---@field refuse string what q/<Esc> do ("reject", "decline")
 ---@field refused string what a refusal did ("rejected", "declined")
@@ -49,7 +53,8 @@ local M = {}
 ---@field render fun(p: minime.ask.Ask): string[], table[]?, integer, string? lines, marks
 ---   {row, col, end_col, hl_group}, the row before the first item, a filetype
 ---@field win_config fun(p: minime.ask.Ask, lines: string[], state: table): table state =
----   {waiting, live, left?}
+---   {waiting, live, left?, suffix}: its title ends with `suffix` (whose thread, how many
+---   wait, the countdown); a footer given as text is dimmed here while its keys wait
 ---@field keys fun(p: minime.ask.Ask, first: integer) its own keys (q/<Esc> are the asker's)
 ---@field refusal fun(reason?: string): ... on_answer's arguments for "no"
 ---@field title fun(p: minime.ask.Ask): string what the notice and the expiry name
@@ -321,6 +326,19 @@ function Asker:focus()
   return true
 end
 
+--- Ids of the pending asks, the shown one first.
+---@return any[]
+function Asker:pending()
+  return self.queue:ids()
+end
+
+--- Whether an ask of conversation `key` (its thread) waits for an answer.
+---@param key string
+---@return boolean
+function Asker:waiting(key)
+  return self.queue:has_thread(key)
+end
+
 --- An asker of the kind `spec` describes.
 ---@param spec minime.ask.Spec
 ---@return minime.ask.Asker
@@ -332,6 +350,7 @@ function M.new(spec)
     ns = api.nvim_create_namespace("minime." .. spec.kind),
     moves = api.nvim_create_augroup("minime.ui." .. spec.kind .. ".moves", { clear = true }),
   }, Asker)
+  require("minime.ui.ask.askers").add(a)
   -- The ask shown when its tab page was left shows again in the page entered, its countdown
   -- going on (floats live only in the current tab page: minime.ui.window).
   window.on_tab_enter(function(moved)

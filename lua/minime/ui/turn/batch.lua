@@ -86,6 +86,9 @@ local function finish(t, data)
         and ("minime: %s: turn %s (:MiniMeThreads)"):format(threads.name(thread), what)
       or ("minime: turn in %s %s"):format(vim.fn.fnamemodify(t.cwd, ":~"), what)
     require("minime.ui.say").say(said, data.error and vim.log.levels.ERROR or vim.log.levels.INFO)
+    if thread then
+      require("minime.ui.os_notify").send(("%s: turn %s"):format(threads.name(thread), what))
+    end
   end
   api.nvim_exec_autocmds("User", { pattern = "MiniMeTurnDone", data = data, modeline = false })
   require("minime.heap").soon()

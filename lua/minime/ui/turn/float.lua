@@ -62,15 +62,8 @@ end
 ---@return string
 function M.state(t)
   if t.running then
-    local permission = package.loaded["minime.ui.permission"]
-    if permission and permission.waiting(t.key) then
-      return "waiting for permission"
-    end
-    local question = package.loaded["minime.ui.elicitation"]
-    if question and question.waiting(t.key) then
-      return "waiting for your answer"
-    end
-    return "running"
+    local askers = package.loaded["minime.ui.ask.askers"]
+    return askers and askers.waiting_for(t.key) or "running"
   elseif t.error then
     return "error"
   elseif t.stop_reason == "cancelled" then

@@ -198,7 +198,7 @@ class Renderer:
     everything at once.
     """
 
-    def __init__(self, send: Callable[[str, list[LuaEvent]], None]) -> None:
+    def __init__(self, send: Callable[[list[tuple[str, list[LuaEvent]]]], None]) -> None:
         self._send = send
         self._pending: dict[str, list[LuaEvent]] = {}
         # Chunks joining the last event of a key's batch (a run of text, or of thinking):
@@ -290,16 +290,19 @@ class Renderer:
         self._handle = None
         self._held_since = None
         self._last_flush = asyncio.get_running_loop().time()
+        batches: list[tuple[str, list[LuaEvent]]] = []
         for key in list(self._pending):
             batch = self._pending[key]
             end = _slice_end(batch)
             if end >= len(batch) and key in self._parts:
                 self._join(key, batch)
-            self._send(key, batch[:end])
+            batches.append((key, batch[:end]))
             if end >= len(batch):
                 del self._pending[key]
             else:
                 del batch[:end]
+        if batches:
+            self._send(batches)
 
     def _join(self, key: str, batch: list[LuaEvent]) -> None:
         batch[-1].text = "".join(self._parts.pop(key))  # type: ignore[attr-defined]
@@ -314,4 +317,4 @@ class Renderer:
         for key, batch in pending.items():
             if key in self._parts:
                 self._join(key, batch)
-            self._send(key, batch)
+        self._send(list(pending.items()))

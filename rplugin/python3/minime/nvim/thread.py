@@ -6,7 +6,8 @@ asks and warm-ups want it, single_flight.py), the ask waiting for that start (``
 queue of asks (ask_queue.py), the agent's requests that wait on the user (``asks``: permission
 prompts and questions alike, user_asks.py), its conversation (Lua's buffer of the same id), its
 title and its state. ``cwd`` is where it works: the session's cwd, the tools' scope, the
-review's — one day a worktree apart from the directory it was made in.
+review's — a worktree of its own when Lua made one (lua/minime/worktree/); what is kept of it
+across restarts is Lua's too (lua/minime/thread_store.lua).
 
 Why: the cwd was the unit (one session per directory) and five modules wrote into a per-cwd
 object; now a directory only indexes its threads (thread_registry.py).
@@ -20,8 +21,6 @@ import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
-
-import msgspec
 
 from ..errors import Error
 from . import events, ops
@@ -88,26 +87,6 @@ class PendingAsk:
     future: Any  # concurrent.futures.Future of the answer
 
 
-class Worktree(msgspec.Struct, frozen=True):
-    """Where a thread works when it has a worktree of its own (made by a later feature)."""
-
-    path: str
-    branch: str
-
-
-class ThreadRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """What a thread is, serialisable: enough to list it again after a restart and reopen its
-    session (``session/load``) with the agent it ran on."""
-
-    id: str
-    cwd: str
-    agent: str = ""  # the agent definition's name (lua/minime/agents/)
-    label: str = ""
-    session_id: str | None = None
-    title: str | None = None
-    worktree: Worktree | None = None
-
-
 class StateWatcher(Protocol):
     """Told when a thread's state, title or session changed (thread_registry.py publishes)."""
 
@@ -120,7 +99,6 @@ class Thread:
     def __init__(self, thread_id: str, cwd: str, watcher: StateWatcher) -> None:
         self.id = thread_id
         self.cwd = cwd
-        self.worktree: Worktree | None = None
         self._watcher = watcher
         # The agent as the ask that opened its session named it: (definition name, label).
         self.agent = ""
@@ -186,18 +164,6 @@ class Thread:
         if self.running:
             return "running"
         return self.ended or "idle"
-
-    def record(self) -> ThreadRecord:
-        session = self.session
-        return ThreadRecord(
-            id=self.id,
-            cwd=self.cwd,
-            agent=self.agent,
-            label=self.label,
-            session_id=session.session_id if session is not None else None,
-            title=self.title or None,
-            worktree=self.worktree,
-        )
 
     def refusal(self, advice: str) -> str | None:
         """Why an ask (or a reopening) cannot start in this thread now, in words for the user;
