@@ -134,6 +134,16 @@ end, {
   bang = true,
   desc = "Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)",
 })
+cmd("MiniMeRewind", function(o)
+  require("minime.rewind").command(o.args, o.bang)
+end, {
+  nargs = "?",
+  bang = true,
+  complete = function()
+    return { "undo" }
+  end,
+  desc = "Put the files back as they were before ask N of the current thread (none: the last; undo)",
+})
 cmd("MiniMeComment", function(o)
   require("minime.review").comment(o.args)
 end, {
@@ -166,6 +176,9 @@ vim.api.nvim_create_autocmd("VimLeavePre", {
   callback = function()
     if package.loaded["minime.host"] then
       require("minime.host").shutdown()
+    end
+    if package.loaded["minime.review.checkpoints"] then
+      require("minime.review.checkpoints").drop_all(1000) -- this Neovim's refs in repositories
     end
   end,
 })

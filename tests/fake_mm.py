@@ -31,8 +31,8 @@ Test-only knobs under ``fake:``
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
 =============================  =================================================================
 
-The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations`` and
-``fake_mm_git`` (their docstrings list them).
+The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations``,
+``fake_mm_git`` and ``fake_mm_rewind`` (their docstrings list them).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ if DEMO not in sys.path:
 from fake_mm_faults import FAULTS, bigline_text  # noqa: E402
 from fake_mm_git import GIT  # noqa: E402
 from fake_mm_locations import LOCATIONS  # noqa: E402
+from fake_mm_rewind import REWIND  # noqa: E402
 from scripted_mm import cli  # noqa: E402
 from scripted_mm.agent import ScriptedMM  # noqa: E402
 from scripted_mm.calls import LOOP_LIMIT, PERMISSION_OPTIONS  # noqa: E402
@@ -106,7 +107,7 @@ DEFAULT_EXIT_MESSAGE = "fatal: cannot reach the model server"
 class FakeMM(ScriptedMM):
     """The scripted mm with the test-only knobs and the fault commands."""
 
-    commands: ClassVar[dict[str, Command]] = {**COMMANDS, **FAULTS, **LOCATIONS, **GIT}
+    commands: ClassVar[dict[str, Command]] = {**COMMANDS, **FAULTS, **LOCATIONS, **GIT, **REWIND}
     title, version = "mini-me (fake)", "0.0.0-fake"
 
     def __init__(self, config: Config) -> None:

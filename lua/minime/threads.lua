@@ -255,6 +255,10 @@ function M.update(state)
     if turn then
       turn.forget(id) -- its conversation goes with it
     end
+    local baseline = package.loaded["minime.review.baseline"]
+    if baseline then
+      baseline.reset(id) -- and its checkpoints
+    end
     M.changed()
     return
   end
