@@ -29,6 +29,7 @@ Test-only knobs under ``fake:``
                                demo's way); by default the fake sends it before the answer
                                (as claude-agent-acp may), not after it.
 ``ignore_stdin_eof: true``     keep running after stdin closes (a stuck agent).
+``fork: true``                 ``session/fork`` at a message (tests/fake_mm_rewind.py).
 =============================  =================================================================
 
 The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations``,
@@ -51,7 +52,7 @@ if DEMO not in sys.path:
 from fake_mm_faults import FAULTS, bigline_text  # noqa: E402
 from fake_mm_git import GIT  # noqa: E402
 from fake_mm_locations import LOCATIONS  # noqa: E402
-from fake_mm_rewind import REWIND  # noqa: E402
+from fake_mm_rewind import REWIND, Forks  # noqa: E402
 from scripted_mm import cli  # noqa: E402
 from scripted_mm.agent import ScriptedMM  # noqa: E402
 from scripted_mm.calls import LOOP_LIMIT, PERMISSION_OPTIONS  # noqa: E402
@@ -113,6 +114,17 @@ class FakeMM(ScriptedMM):
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         self.children: list[subprocess.Popen[bytes]] = []
+        self.forks = Forks()  # ``fork: true`` (fake_mm_rewind.py)
+
+    async def handle(self, method: str, params: Any) -> Any:
+        if method == "session/fork" and self.config.fake.get("fork"):
+            return await self.forks.fork(self, params)
+        return await super().handle(method, params)
+
+    async def update(self, session_id: str, update: dict[str, Any]) -> None:
+        if self.config.fake.get("fork"):
+            update = self.forks.tag(session_id, update)
+        await super().update(session_id, update)
 
     def before_serving(self) -> int | None:
         fake = self.config.fake
@@ -134,7 +146,10 @@ class FakeMM(ScriptedMM):
         if fake.get("never_initialize"):
             await asyncio.Event().wait()
         await self._slow("initialize")
-        return await super().initialize(params)
+        answer = await super().initialize(params)
+        if fake.get("fork"):
+            answer["agentCapabilities"]["sessionCapabilities"]["fork"] = {}
+        return answer
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         await self._slow("session_new")
@@ -158,6 +173,10 @@ class FakeMM(ScriptedMM):
                 await asyncio.sleep(0.02)
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.config.fake.get("fork") and params.get("sessionId") in self.sessions:
+            blocks = params.get("prompt") if isinstance(params.get("prompt"), list) else []
+            text = "".join(str(b.get("text") or "") for b in blocks if isinstance(b, dict))
+            self.forks.begin(params["sessionId"], text)
         answer = await super().prompt(params)
         if not self.config.fake.get("usage", True):
             answer.pop("usage", None)
