@@ -29,12 +29,8 @@ end
 
 def opts(tmp_path: Path, **more: Any) -> dict[str, Any]:
     """The plugin's options: the fake mm, its writes allowed by RULES."""
-    return {
-        "mm": FAKE_MM_BIN,
-        "config": agent_file(tmp_path),
-        "permission_rules": RULES,
-        **more,
-    }
+    more.setdefault("config", None) or more.update(config=agent_file(tmp_path))
+    return {"mm": FAKE_MM_BIN, "permission_rules": RULES, **more}
 
 
 def turn(ed: Editor, prompt: str) -> dict[str, Any]:

@@ -50,13 +50,14 @@ function M.refusal(key)
   local state = thread and thread.state
   local turn = package.loaded["minime.ui.turn"] and require("minime.ui.turn").get(key)
   if (turn and turn.running) or state == "running" or state == "waiting" then
-    return "a turn is running in this thread (or its agent starts): :MiniMeCancel it first"
+    return "not rewound: a turn is running in this thread (or its agent starts):"
+      .. " :MiniMeCancel it first"
   elseif not session or #session.turns == 0 then
     return "nothing to rewind: no ask in this thread has a checkpoint yet"
   elseif session.rewinding then
-    return "a rewind of this thread is still writing its files"
+    return "not rewound: a rewind of this thread is still writing its files"
   elseif session.turns[#session.turns].pending then
-    return "the last ask's checkpoint is still being written: again in a moment"
+    return "not rewound: the last ask's checkpoint is still being written: again in a moment"
   end
   return nil
 end

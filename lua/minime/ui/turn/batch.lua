@@ -37,6 +37,7 @@ local handlers = {
     document.done(t, ev)
   end,
   notice = document.notice,
+  rewound = document.rewound,
   attached = document.attached,
   queued = queued.set,
 }

@@ -229,6 +229,14 @@ function M.attached(t, ev)
   hl(t, row, 0, row, #line, "MiniMeNotice")
 end
 
+--- The conversation goes on from before an ask (a resend): one line across it.
+---@param t minime.turn.Turn
+function M.rewound(t, ev)
+  local line = ("── %s ──"):format(window.oneline(str(ev.text)))
+  local row = add_lines(t, "rewound", { line })
+  hl(t, row, 0, row, #line, "MiniMeNotice")
+end
+
 ---@param t minime.turn.Turn
 function M.notice(t, ev)
   local lines = split((str(ev.text):gsub("\r\n", "\n")))

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import AuthRequired, Error
 from ..session import Session
+from ..turn import Prompt
 from . import events, ops
 from .agent_pool import AgentPool
 from .ask_queue import AskQueue
@@ -66,7 +67,19 @@ class Turns:
             # No await from the turn's end to the next ask's start: nothing runs between.
             next_ask = self.queue.next(thread)
 
-    async def _ask(self, thread: Thread, ask: ops.Ask) -> None:
+    async def ask_in_branch(
+        self, thread: Thread, ask: ops.Ask, first: Callable[[Prompt], Prompt]
+    ) -> None:
+        """A resent ask, the first of its branch (nvim/resend.py), then the asks queued."""
+        next_ask: ops.Ask | None = None
+        await self._ask(thread, ask, first)
+        while (next_ask := self.queue.next(thread)) is not None:
+            await self._ask(thread, next_ask)
+
+    async def _ask(
+        self, thread: Thread, ask: ops.Ask, first: Callable[[Prompt], Prompt] | None = None
+    ) -> None:
+        """One ask's turn; ``first`` makes its prompt a branch's first (nvim/resend.py)."""
         cwd = thread.cwd
         refusal = thread.refusal(":MiniMeCancel stops it; your text is kept for the next input")
         if refusal is not None:
@@ -99,7 +112,7 @@ class Turns:
         if session is None:  # cancelled or stopped while it started: already said
             return
         text = ask.context or ask.prompt
-        prompt: str | list[dict[str, Any]] = text
+        prompt: Prompt = text
         if ask.mentions and thread.client is not None:
             built = prompt_blocks(text, ask.mentions, thread.client.agent_capabilities)
             if note := built.message():
@@ -107,6 +120,8 @@ class Turns:
             if built.shown:
                 render(thread, events.Attached(names=[clean(n) for n in built.shown]))
             prompt = built.blocks
+        if first is not None:
+            prompt = first(prompt)
         # No await from here to the turn: the session is busy before another ask can look.
         if await self._run_turn(session, thread, prompt) == "end_turn":
             self._reach.turn_ended(thread, session, ask)  # a first turn cut short: nothing
