@@ -108,7 +108,19 @@ function M.disk(path)
   local st = uv.fs_fstat(fd)
   local data = st and st.type == "file" and uv.fs_read(fd, math.min(st.size, M.MAX_BYTES), 0)
   uv.fs_close(fd)
-  return data and vim.split(data:gsub("\n$", ""), "\n", { plain = true }) or nil
+  return data and M.lines(data) or nil
+end
+
+--- A file's bytes as lines; `noeol` set when its last line has no newline (an empty file
+--- too), so that rewind/plan.lua's text(lines) gives the very bytes back.
+---@param data string
+---@return string[]
+function M.lines(data)
+  local lines = vim.split(data:gsub("\n$", ""), "\n", { plain = true })
+  if data:sub(-1) ~= "\n" then
+    lines.noeol = true
+  end
+  return lines
 end
 
 --- The lines of `path` now: its loaded buffer's, else the disk's (see M.disk).
@@ -185,17 +197,21 @@ function M.take(key, cwd, agent, bound_ms, done)
       if real and under(cwd, real) and size <= M.MAX_BYTES and allowed(real) then
         -- Unsaved edits: the buffer's text. Else the file's: a buffer not reloaded yet
         -- after a write on disk holds an older text.
-        local st = not vim.bo[buf].modified and uv.fs_stat(real)
-        local stamp = st and ("%d:%d:%d.%d"):format(st.ino, st.size, st.mtime.sec, st.mtime.nsec)
-          or ("%d:%d"):format(buf, api.nvim_buf_get_changedtick(buf))
+        local modified = vim.bo[buf].modified
+        local st = not modified and uv.fs_stat(real)
+        local stamp = modified and ("%d:%d"):format(buf, api.nvim_buf_get_changedtick(buf))
+          or st and ("%d:%d:%d.%d"):format(st.ino, st.size, st.mtime.sec, st.mtime.nsec)
+          or "absent"
         local same = previous and previous.stamps[real] == stamp and previous.texts[real]
         turn.stamps[real] = stamp
-        if same then
+        if same ~= nil and same ~= false then
           turn.texts[real] = same
+        elseif modified then
+          turn.texts[real] = api.nvim_buf_get_lines(buf, 0, -1, false)
         elseif st then
           from_disk[#from_disk + 1] = real
         else
-          turn.texts[real] = api.nvim_buf_get_lines(buf, 0, -1, false)
+          turn.texts[real] = false -- a buffer of a file not written yet
         end
       end
     end
@@ -212,7 +228,7 @@ function M.take(key, cwd, agent, bound_ms, done)
   require("minime.editor.async").run(function()
     for _, path in ipairs(from_disk) do
       local text = require("minime.editor.file_reader").read_all(path, M.LIMITS)
-      turn.texts[path] = text and vim.split(text:gsub("\n$", ""), "\n", { plain = true }) or nil
+      turn.texts[path] = text and M.lines(text) or nil
     end
   end, one_done)
   local started = uv.now()

@@ -40,11 +40,11 @@ local M = {}
 
 local LIMITS = { read_timeout_ms = 5000, max_file_bytes = baseline.MAX_BYTES }
 
---- `lines` (a recorded text) as a file's bytes.
+--- `lines` (a recorded text, baseline.lines) as a file's bytes.
 ---@param lines string[]|false
 ---@return string|false
 function M.text(lines)
-  return lines and table.concat(lines, "\n") .. "\n"
+  return lines and table.concat(lines, "\n") .. (lines.noeol and "" or "\n")
 end
 
 --- The loaded normal buffers by their file's real path (one pass, not one per file).
@@ -158,17 +158,30 @@ end
 local function edited_outside(turns, n, path, now)
   for k = n, #turns do
     local at_end = turns[k].ended and turns[k].ended[path]
-    local next_start = turns[k + 1] and turns[k + 1].texts[path]
-    if k == #turns then
-      next_start = now
-    else
-      next_start = next_start ~= nil and M.text(next_start) or nil
+    local next_start = now
+    if k < #turns then
+      local text = turns[k + 1].texts[path]
+      next_start = nil
+      if text ~= nil then
+        next_start = M.text(text)
+      end
     end
     if at_end ~= nil and next_start ~= nil and M.text(at_end) ~= next_start then
       return true
     end
   end
   return false
+end
+
+--- Whether `turn`'s text of `path` is its text then: outside git every text it recorded; in
+--- git only an unsaved buffer's (the snapshot holds the file's very bytes, a text read from
+--- disk may not: a file that was not in the snapshot, ignored, has only this).
+local function recorded(turn, path)
+  if turn.texts[path] == nil then
+    return false
+  end
+  local stamp = turn.stamps and turn.stamps[path]
+  return not turn.tree or (stamp ~= nil and stamp:match("^%d+:%d+$") ~= nil)
 end
 
 --- The plan of a rewind of thread `key` to before ask `n` (inside async.run); errors are
@@ -209,7 +222,7 @@ function M.make(key, n)
   -- Each file's text then: what the turn recorded, else its snapshot's blob.
   local specs, spec_of = {}, {}
   for _, path in ipairs(todo) do
-    if turn.texts[path] == nil and turn.tree and not path:find("\n", 1, true) then
+    if not recorded(turn, path) and turn.tree and not path:find("\n", 1, true) then
       local spec = turn.tree .. ":" .. (vim.fs.relpath(turn.root, path) or path)
       specs[#specs + 1], spec_of[path] = spec, spec
     end
@@ -221,7 +234,10 @@ function M.make(key, n)
     if i % 20 == 0 then
       async.yield() -- the main loop breathes between files
     end
-    local target = turn.texts[path] ~= nil and M.text(turn.texts[path]) or nil
+    local target ---@type string|false|nil
+    if recorded(turn, path) then
+      target = M.text(turn.texts[path])
+    end
     if target == nil and spec_of[path] then
       local blob = from_tree[spec_of[path]]
       -- Not in the snapshot: absent then only if git lists it as changed (else ignored).
