@@ -43,8 +43,9 @@ end
 ---@param file minime.rewind.File
 ---@param cwd string
 ---@param buffers table<string, integer>
-local function problem(file, cwd, buffers)
-  if not baseline.allowed(cwd)(file.path) then
+---@param allowed fun(path: string): boolean baseline.allowed(cwd)
+local function problem(file, cwd, buffers, allowed)
+  if not allowed(file.path) then
     return "no longer a file under the thread's directory"
   end
   if file.kind == "create" then
@@ -82,9 +83,10 @@ end
 ---@param file minime.rewind.File
 ---@param cwd string
 ---@param buffers table<string, integer>
+---@param allowed? fun(path: string): boolean
 ---@return string?
-function M.one(file, cwd, buffers)
-  local why = problem(file, cwd, buffers)
+function M.one(file, cwd, buffers, allowed)
+  local why = problem(file, cwd, buffers, allowed or baseline.allowed(cwd))
   if why then
     return why
   end
@@ -126,10 +128,10 @@ end
 ---@return minime.rewind.Done[] done, {rel: string, why: string}[] failed
 function M.all(list, cwd)
   local done, failed = {}, {}
-  local buffers = plan_mod.buffers()
+  local buffers, allowed = plan_mod.buffers(), baseline.allowed(cwd)
   for _, file in ipairs(list) do
     async.yield()
-    local why = M.one(file, cwd, buffers)
+    local why = M.one(file, cwd, buffers, allowed)
     if why then
       failed[#failed + 1] = { rel = file.rel, why = why }
     else
