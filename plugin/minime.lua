@@ -33,6 +33,7 @@ MiniMePermission minime.commands:permission - - - - Go to the oldest permission 
 MiniMeReview minime.review:review 1 ? - review Review the last turn's changes, hunk by hunk, in the quickfix list (all: the session)
 MiniMeAccept minime.review:accept ! - ! - Keep the reviewed hunk under the cursor (!: every hunk of the file)
 MiniMeReject minime.review:reject ! - ! - Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)
+MiniMeRewind minime.commands:rewind o ? ! rewind Put the files back as they were before ask N of the current thread (none: the last; undo)
 MiniMeComment minime.commands:comment o * ! - Ask the agent about the reviewed hunk under the cursor (!: kept for the next ask)
 MiniMeFix minime.feedback.diagnostics:fix - - - - Send the errors and warnings the last turn caused to the agent, as the next ask
 MiniMeBudget minime.budget:command * ? - - Raise the current thread's budget (5, +2, 300k tokens); none: say it
@@ -129,6 +130,9 @@ api.nvim_create_autocmd("VimLeavePre", {
   callback = function()
     if package.loaded["minime.host"] then
       require("minime.host").shutdown()
+    end
+    if package.loaded["minime.review.checkpoints"] then
+      require("minime.review.checkpoints").drop_all(1000) -- this Neovim's refs in repositories
     end
   end,
 })

@@ -34,10 +34,11 @@ Test-only knobs under ``fake:``
 ``on_prompt: {when, then}``    a prompt holding the text ``when`` runs, after its own lines, the
                                next script of the list ``then`` (the n-th such prompt the n-th
                                script): an agent that acts on what it is sent.
+``fork: true``                 ``session/fork`` at a message (tests/fake_mm_rewind.py).
 =============================  =================================================================
 
-The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations``, ``fake_mm_git``
-and ``fake_mm_usage`` (their docstrings list them).
+The script's extra commands are in ``fake_mm_faults``, ``fake_mm_locations``, ``fake_mm_git``,
+``fake_mm_usage`` and ``fake_mm_rewind`` (their docstrings list them).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ if DEMO not in sys.path:
 from fake_mm_faults import FAULTS, bigline_text  # noqa: E402
 from fake_mm_git import GIT  # noqa: E402
 from fake_mm_locations import LOCATIONS  # noqa: E402
+from fake_mm_rewind import REWIND, Forks  # noqa: E402
 from fake_mm_usage import USAGE  # noqa: E402
 from scripted_mm import cli  # noqa: E402
 from scripted_mm.agent import ScriptedMM, Turn  # noqa: E402
@@ -113,12 +115,30 @@ DEFAULT_EXIT_MESSAGE = "fatal: cannot reach the model server"
 class FakeMM(ScriptedMM):
     """The scripted mm with the test-only knobs and the fault commands."""
 
-    commands: ClassVar[dict[str, Command]] = {**COMMANDS, **FAULTS, **LOCATIONS, **GIT, **USAGE}
+    commands: ClassVar[dict[str, Command]] = {
+        **COMMANDS,
+        **FAULTS,
+        **LOCATIONS,
+        **GIT,
+        **USAGE,
+        **REWIND,
+    }
     title, version = "mini-me (fake)", "0.0.0-fake"
 
     def __init__(self, config: Config) -> None:
         super().__init__(config)
         self.children: list[subprocess.Popen[bytes]] = []
+        self.forks = Forks()  # ``fork: true`` (fake_mm_rewind.py)
+
+    async def handle(self, method: str, params: Any) -> Any:
+        if method == "session/fork" and self.config.fake.get("fork"):
+            return await self.forks.fork(self, params)
+        return await super().handle(method, params)
+
+    async def update(self, session_id: str, update: dict[str, Any]) -> None:
+        if self.config.fake.get("fork"):
+            update = self.forks.tag(session_id, update)
+        await super().update(session_id, update)
 
     def before_serving(self) -> int | None:
         fake = self.config.fake
@@ -140,7 +160,10 @@ class FakeMM(ScriptedMM):
         if fake.get("never_initialize"):
             await asyncio.Event().wait()
         await self._slow("initialize")
-        return await super().initialize(params)
+        answer = await super().initialize(params)
+        if fake.get("fork"):
+            answer["agentCapabilities"]["sessionCapabilities"]["fork"] = {}
+        return answer
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         await self._slow("session_new")
@@ -168,6 +191,10 @@ class FakeMM(ScriptedMM):
         return await super()._run(turn, script if script and is_plain(text) else text)
 
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.config.fake.get("fork") and params.get("sessionId") in self.sessions:
+            blocks = params.get("prompt") if isinstance(params.get("prompt"), list) else []
+            text = "".join(str(b.get("text") or "") for b in blocks if isinstance(b, dict))
+            self.forks.begin(params["sessionId"], text)
         answer = await super().prompt(params)
         if not self.config.fake.get("usage", True):
             answer.pop("usage", None)

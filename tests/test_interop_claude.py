@@ -131,7 +131,11 @@ class Claude:
 
 
 @contextlib.contextmanager
-def claude_editor(tmp_path: Path, **opts: Any) -> Iterator[Claude]:
+def claude_editor(
+    tmp_path: Path, model_script: Any = None, lua_before: str = "", **opts: Any
+) -> Iterator[Claude]:
+    """The editor on claude-agent-acp, its model ``model_script`` (default: this module's);
+    ``lua_before`` runs before setup."""
     cwd, home, bin_dir = tmp_path / "project", tmp_path / "home", tmp_path / "bin"
     for directory in (cwd, home, bin_dir):
         directory.mkdir()
@@ -144,7 +148,7 @@ def claude_editor(tmp_path: Path, **opts: Any) -> Iterator[Claude]:
         f' {shlex.quote(str(BIN / "claude-agent-acp"))} "$@"\n'
     )
     tap.chmod(0o755)
-    with serving(script) as model:
+    with serving(model_script or script) as model:
         env = {
             "PATH": f"{bin_dir}:{os.path.dirname(NODE or 'node')}:{os.environ['PATH']}",
             "ANTHROPIC_BASE_URL": model.base_url,
@@ -153,6 +157,7 @@ def claude_editor(tmp_path: Path, **opts: Any) -> Iterator[Claude]:
             "IS_SANDBOX": opts.pop("is_sandbox", ""),
         }
         before = "\n".join(f"vim.env[ {lua_table(k)} ] = {lua_table(v)}" for k, v in env.items())
+        before += "\n" + lua_before
         with editor_with(cwd, {"agent": "claude", **opts}, before, timeout=60.0) as ed:
             yield Claude(ed, model, wire)
 

@@ -232,17 +232,19 @@ def test_outside_git_a_file_named_only_by_a_calls_locations_is_reviewed(tmp_path
 def test_a_day_of_turns_keeps_one_copy_of_a_loaded_buffer_and_both_reviews_still_read_right(
     tmp_path: Path,
 ) -> None:
-    """Each turn's start copies every loaded buffer (the baseline); a turn that is no longer
-    the last keeps only the copies no earlier turn holds: `all` reads the first, the last
-    turn's review its own. Before, every turn kept its copies: 20 buffers of 1,000 lines grew
-    Neovim by ~160 KiB a turn (bench/conversation_memory.py buffers)."""
+    """Each turn's start records every loaded buffer (the baseline, and the turn's checkpoint:
+    every turn is kept for a rewind); a text unchanged since the turn before is that turn's
+    table, not a copy: `all` reads the first turn's, the last turn's review its own. Before
+    sharing, every turn kept its copies: 20 buffers of 1,000 lines grew Neovim by ~160 KiB a
+    turn (bench/conversation_memory.py buffers)."""
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("\n".join(LINES) + "\n")
     b.write_text("b\n")
     copies = (
         "local turns = require('minime.review.baseline')"
         ".sessions[require('minime.threads').key(...)].turns"
-        " local n = 0 for _, turn in ipairs(turns) do n = n + vim.tbl_count(turn.texts) end"
+        " local seen, n = {}, 0 for _, turn in ipairs(turns) do for _, text in pairs(turn.texts)"
+        " do if not seen[text] then seen[text], n = true, n + 1 end end end"
         " return { copies = n, turns = #turns }"
     )
     with editor(tmp_path) as ed:
@@ -252,13 +254,12 @@ def test_a_day_of_turns_keeps_one_copy_of_a_loaded_buffer_and_both_reviews_still
         wait_for(lambda: lines(ed, abuf) == AGENT, 10, message="for a.txt to be reloaded")
         for i in range(4):
             ed.turn(f"turn {i}")
-        # Turn 1's copies (a, b) and the last turn's: not one per turn (10), nor a record of
-        # each turn between them (they hold no text any review reads).
-        assert ed.lua(copies, ed.cwd) == {"copies": 4, "turns": 2}
+        # a before and after the agent's write, b: not one per turn (10).
+        assert ed.lua(copies, ed.cwd) == {"copies": 3, "turns": 5}
         last = ["l1", "l2", "X3", "l4", "l5", "Y6"]
         turn_with_writes(ed, "/ask-write a.txt " + "\\n".join(last), writes=1)
         wait_for(lambda: lines(ed, abuf) == last, 10, message="for a.txt to be reloaded")
-        assert ed.lua(copies, ed.cwd) == {"copies": 4, "turns": 2}
+        assert ed.lua(copies, ed.cwd) == {"copies": 3, "turns": 6}
         last_turn = review(ed)
         assert last_turn["items"] == [["a.txt", 6, "+1 -1 Y6"]], "against the last turn's start"
         assert last_turn["title"].endswith(", turn 6")

@@ -26,6 +26,11 @@ function M.new(o)
   require("minime.new_thread").command(o.fargs)
 end
 
+--- :MiniMeRewind[!] [N|undo]
+function M.rewind(o)
+  require("minime.rewind").command(o.args, o.bang)
+end
+
 --- :MiniMeConfig [id [value]]
 function M.config(o)
   require("minime.modes").set_config(o.fargs[1], o.fargs[2])
@@ -69,6 +74,9 @@ M.complete = {
   end,
   review = function()
     return { "all" }
+  end,
+  rewind = function()
+    return { "undo" }
   end,
 }
 

@@ -14,7 +14,9 @@
 ---     GIT_CONFIG_GLOBAL=/dev/null, GIT_ATTR_NOSYSTEM), no transport at all
 ---     (GIT_ALLOW_PROTOCOL=""), and no GIT_* variable of Neovim's environment.
 ---   * The discovery (`git rev-parse`) reads the repository's config to find it, and nothing
----     else: no index, no work tree file, no object, so none of the above can start.
+---     else: no index, no work tree file, no object, so none of the above can start. So do the
+---     rewind's refs (review/checkpoints.lua: `update-ref`, `for-each-ref` on refs/minime/,
+---     GIT_DIR the user's, no reflog; a hook, the one thing they could run, is off by M.FLAGS).
 ---   * `-c` flags (M.FLAGS) turn off what executes for the discovery too, and for any git a git
 ---     might start (they pass on through GIT_CONFIG_PARAMETERS), as a second line of defence.
 ---   * Every command is bounded (M.TIMEOUT_MS, then killed: a FIFO put where git reads a

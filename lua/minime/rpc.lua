@@ -78,7 +78,12 @@ end
 ---@param id integer
 ---@param bound_ms integer
 function M.baseline(key, cwd, agent, id, bound_ms)
-  require("minime.review.baseline").take(key, cwd, agent or "", bound_ms, function()
+  local baseline = require("minime.review.baseline")
+  baseline.take(key, cwd, agent or "", bound_ms, function()
+    local turn = baseline.last(key)
+    if turn and package.loaded["minime.ui.turn"] then -- its prompt is ask n (`r`, `e`)
+      require("minime.ui.turn.asks").mark(key, turn.n)
+    end
     to_host("baseline_taken", { id = id })
   end)
 end

@@ -319,6 +319,10 @@ function M.update(state)
     if gone and gone.worktree then
       require("minime.worktree.thread").closed(gone)
     end
+    local baseline = package.loaded["minime.review.baseline"]
+    if baseline then
+      baseline.reset(id) -- and its checkpoints
+    end
     return
   end
   local t = by_id[id]

@@ -14,7 +14,13 @@
 ---
 --- State, per conversation `key` (its thread id): the session record
 --- holds the `cwd` its files live in, and its turns by number, each with its snapshot's tree
---- and texts: what a later rewind restores.
+--- and texts: each turn's checkpoint, kept for the session (a rewind restores one; in git the
+--- trees are referenced so that git gc keeps them, review/checkpoints.lua). At a turn's end
+--- its files are recorded again (`ended_tree`, or outside git `ended`): what the user changes
+--- after it is told from what the agent did. Texts are shared, never copied: a buffer not
+--- changed since the last turn (same buffer, same changedtick) or a file read with the same
+--- text is the earlier turn's table.
+local checkpoints = require("minime.review.checkpoints")
 local git = require("minime.review.git")
 
 local api, uv = vim.api, vim.uv
@@ -32,13 +38,19 @@ local M = {}
 ---@field late? boolean the snapshot was written after the prompt went (git too slow)
 ---@field failed? string why git could not take the snapshot
 ---@field texts table<string, string[]|false> a file's lines when first seen (false: absent)
+---@field stamps table<string, string> what a text was taken from: an unsaved buffer's
+--- "<buf>:<changedtick>", else the file's "<ino>:<size>:<mtime>" (the same: the same text)
 ---@field unsure table<string, true> files changed before the turn named them, no text known
+---@field ended_at? number when it ended (the real-time clock's seconds)
+---@field ended_tree? string the git snapshot at its end
+---@field ended? table<string, string[]|false> outside git: its files' lines at its end
 
 ---@class minime.review.Session
 ---@field cwd string where its files live
----@field turns minime.review.Turn[]
----@field recorded table<string, true> paths a turn before the last holds a text of
----@field count integer the turns begun (a turn left with no text is not kept: see forget_unread)
+---@field turns minime.review.Turn[] turns[i].n == i
+---@field count integer the turns begun
+---@field rewinding? boolean a rewind writes its files: a new baseline waits (`after`)
+---@field after? fun()[] baselines waiting for the rewind
 
 ---@type table<string, minime.review.Session>
 M.sessions = {}
@@ -75,6 +87,7 @@ end
 
 --- Files larger than this are not recorded (a review of them is not worth the read).
 M.MAX_BYTES = 4 * 1024 * 1024
+M.LIMITS = { read_timeout_ms = 2000, max_file_bytes = M.MAX_BYTES }
 
 --- The lines of a regular file on disk; false when absent; nil when it is no regular file
 --- (a fifo would block the open), too big, or unreadable. Checked before it is opened, and on
@@ -95,7 +108,19 @@ function M.disk(path)
   local st = uv.fs_fstat(fd)
   local data = st and st.type == "file" and uv.fs_read(fd, math.min(st.size, M.MAX_BYTES), 0)
   uv.fs_close(fd)
-  return data and vim.split(data:gsub("\n$", ""), "\n", { plain = true }) or nil
+  return data and M.lines(data) or nil
+end
+
+--- A file's bytes as lines; `noeol` set when its last line has no newline (an empty file
+--- too), so that rewind/plan.lua's text(lines) gives the very bytes back.
+---@param data string
+---@return string[]
+function M.lines(data)
+  local lines = vim.split(data:gsub("\n$", ""), "\n", { plain = true })
+  if data:sub(-1) ~= "\n" then
+    lines.noeol = true
+  end
+  return lines
 end
 
 --- The lines of `path` now: its loaded buffer's, else the disk's (see M.disk).
@@ -117,28 +142,21 @@ function M.last(key)
   return s and s.turns[#s.turns] or nil
 end
 
---- A review reads a file's text from the last turn (:MiniMeReview) or from the first turn that
---- holds one (:MiniMeReview all): once a turn is no longer the last, its copies of files an
---- earlier turn holds are never read again, and are dropped. Without this every turn kept a
---- copy of every loaded buffer: 20 buffers of 1,000 lines grew Neovim by ~160 KiB a turn.
---- A turn between the first and the last left with no text is read by no review: it goes.
+--- The text of `path` an earlier turn holds, when it equals `lines`: the one table kept.
 ---@param session minime.review.Session
-local function forget_unread(session)
-  local turns = session.turns
-  local previous = turns[#turns]
-  if not previous then
-    return
+---@param path string
+---@param lines string[]|false|nil
+local function shared(session, path, lines)
+  if type(lines) ~= "table" then
+    return lines
   end
-  for path in pairs(previous.texts) do
-    if session.recorded[path] then
-      previous.texts[path] = nil
-    else
-      session.recorded[path] = true
+  for i = #session.turns - 1, 1, -1 do
+    local earlier = session.turns[i].texts[path]
+    if earlier ~= nil then
+      return vim.deep_equal(earlier, lines) and earlier or lines
     end
   end
-  if #turns > 1 and next(previous.texts) == nil and next(previous.unsure) == nil then
-    turns[#turns] = nil
-  end
+  return lines
 end
 
 --- Record the baseline of a new turn of conversation `key`, whose files live in `cwd`; done()
@@ -152,40 +170,103 @@ end
 function M.take(key, cwd, agent, bound_ms, done)
   local session = M.sessions[key]
   if not session or session.cwd ~= cwd then
-    session = { cwd = cwd, turns = {}, recorded = {}, count = 0 }
+    checkpoints.drop(key)
+    session = { cwd = cwd, turns = {}, count = 0 }
     M.sessions[key] = session
   end
-  forget_unread(session)
-  session.count = session.count + 1
+  if session.rewinding then -- after the rewind's writes, which are not the agent's
+    session.after = session.after or {}
+    table.insert(session.after, function()
+      M.take(key, cwd, agent, bound_ms, done)
+    end)
+    return
+  end
   local turns = session.turns
+  local previous = turns[#turns]
+  session.count = session.count + 1
   local now = uv.clock_gettime("realtime")
   local turn = { n = session.count, agent = agent, at = now.sec + now.nsec / 1e9, pending = true }
-  turn.texts, turn.unsure = {}, {}
+  turn.texts, turn.unsure, turn.stamps = {}, {}, {}
   turns[#turns + 1] = turn
-  local allowed = M.allowed(cwd)
+  local allowed, from_disk = M.allowed(cwd), {}
   for _, buf in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
       local real = require("minime.editor.paths").realpath(api.nvim_buf_get_name(buf))
       local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
       -- A huge log is not copied; a denied file (.env) never read.
       if real and under(cwd, real) and size <= M.MAX_BYTES and allowed(real) then
-        turn.texts[real] = api.nvim_buf_get_lines(buf, 0, -1, false)
+        -- Unsaved edits: the buffer's text. Else the file's: a buffer not reloaded yet
+        -- after a write on disk holds an older text.
+        local modified = vim.bo[buf].modified
+        local st = not modified and uv.fs_stat(real)
+        local stamp = modified and ("%d:%d"):format(buf, api.nvim_buf_get_changedtick(buf))
+          or st and ("%d:%d:%d.%d"):format(st.ino, st.size, st.mtime.sec, st.mtime.nsec)
+          or "absent"
+        local same = previous and previous.stamps[real] == stamp and previous.texts[real]
+        turn.stamps[real] = stamp
+        if same ~= nil and same ~= false then
+          turn.texts[real] = same
+        elseif modified then
+          turn.texts[real] = api.nvim_buf_get_lines(buf, 0, -1, false)
+        elseif st then
+          from_disk[#from_disk + 1] = real
+        else
+          turn.texts[real] = false -- a buffer of a file not written yet
+        end
       end
     end
   end
+  -- The files read and the snapshot taken at once, off the main loop; done() after both.
+  local left = 2
+  local function one_done()
+    left = left - 1
+    if left == 0 then
+      turn.pending = false
+      done()
+    end
+  end
+  require("minime.editor.async").run(function()
+    for _, path in ipairs(from_disk) do
+      local text = require("minime.editor.file_reader").read_all(path, M.LIMITS)
+      turn.texts[path] = text and M.lines(text) or nil
+    end
+  end, one_done)
   local started = uv.now()
   git.snapshot(cwd, function(tree, repo, why)
     turn.tree, turn.repo, turn.root, turn.failed = tree, repo, repo and repo.root, why
-    turn.pending, turn.late = false, uv.now() - started > bound_ms
+    turn.late = uv.now() - started > bound_ms
     M.snapshots[key] = (M.snapshots[key] or 0) + 1
-    done()
+    one_done()
+    if tree and M.sessions[key] == session then
+      checkpoints.keep(key, repo, turn.n .. "s", tree)
+    end
   end)
 end
 
---- :MiniMeReset, or a session reopened: the next turn starts a new session of turns.
+--- :MiniMeReset, a session reopened, the thread gone: the next turn starts a new session of
+--- turns; the checkpoints go.
 ---@param key string
 function M.reset(key)
   M.sessions[key] = nil
+  checkpoints.drop(key)
+end
+
+--- A rewind of `key` writes files (`on`), or is done: the baselines asked meanwhile go now.
+---@param key string
+---@param on boolean
+function M.rewinding(key, on)
+  local session = M.sessions[key]
+  if not session then
+    return
+  end
+  session.rewinding = on or nil
+  if not on then
+    local after = session.after or {}
+    session.after = nil
+    for _, take in ipairs(after) do
+      take()
+    end
+  end
 end
 
 --- The text of `path` in the last turn before the last that holds one (nil: none does).
@@ -236,7 +317,7 @@ function M.name(key, path)
     end
     return
   end
-  turn.texts[path] = M.current(path)
+  turn.texts[path] = shared(session, path, M.current(path))
 end
 
 --- The file `p` names (absolute, or relative to the cwd) is recorded, when it can be placed.
@@ -287,6 +368,8 @@ function M.see(key, events)
       M.reset(key)
     elseif kind == "begin" and type(ev.cwd) == "string" then
       git.prepare(ev.cwd) -- the first snapshot while the agent starts, not before the prompt
+    elseif kind == "done" then
+      checkpoints.ended(key)
     elseif kind == "tool_call" or kind == "tool_result" then
       M.name_diffs(key, ev.diffs)
       M.name_locations(key, ev.locations)

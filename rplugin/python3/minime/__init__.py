@@ -18,6 +18,10 @@ _EXPORTS = {
     "connect": "client",
     "Client": "client",
     "Session": "session",
+    "Branch": "branch",
+    "Exchange": "history",
+    "Checkpoints": "checkpoints",
+    "Rewound": "checkpoints",
     "Error": "errors",
     "Busy": "errors",
     "AuthRequired": "errors",
@@ -48,7 +52,9 @@ __all__ = [
     "Agent",
     "AuthRequired",
     "AvailableCommand",
+    "Branch",
     "Busy",
+    "Checkpoints",
     "Client",
     "ConfigOption",
     "ConfigValue",
@@ -57,9 +63,11 @@ __all__ = [
     "ElicitationRequest",
     "Error",
     "Event",
+    "Exchange",
     "PermissionOption",
     "PermissionRequest",
     "Result",
+    "Rewound",
     "Session",
     "SessionMode",
     "SessionModes",
@@ -74,9 +82,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .agent import Agent, start
+    from .branch import Branch
+    from .checkpoints import Checkpoints, Rewound
     from .client import Client, connect
     from .elicitations import ElicitationAnswer, ElicitationRequest
     from .errors import AuthRequired, Busy, Error
+    from .history import Exchange
     from .model import (
         AvailableCommand,
         ConfigOption,

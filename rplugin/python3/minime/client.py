@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from . import tools as tools_mod
+from .branch import Branch, branch
 from .capabilities import lent_capabilities
 from .connection import Connection
 from .errors import Error, method_names
@@ -198,6 +199,22 @@ class Client:
         ``initialize`` left of it); ``additional_directories`` (absolute paths) widen the
         agent's own workspace where it advertises ``sessionCapabilities.additionalDirectories``."""
         return await self._registry.open_new(cwd, ready_by, additional_directories)
+
+    async def fork_session(
+        self, session: Session, meta: dict[str, Any], additional_directories: Sequence[str] = ()
+    ) -> Session:
+        """``session/fork`` (where the agent advertises ``sessionCapabilities.fork``): a new
+        session holding ``session``'s history up to the fork point ``meta`` names (its
+        ``_meta``; see history.fork_meta). A rewind calls it through :meth:`branch`."""
+        return await self._registry.fork(session, meta, additional_directories)
+
+    async def branch(
+        self, session: Session, before: int, additional_directories: Sequence[str] = ()
+    ) -> Branch:
+        """A new session that continues ``session``'s conversation from before its ask
+        ``before`` (1-based): forked where the agent forks, else given the asks and answers
+        before it with its first prompt (``Branch.prompt``); ``Branch.how`` says which."""
+        return await branch(self, session, before, additional_directories)
 
     async def load_session(
         self, session_id: str, cwd: str | None = None, on_update: Any = None

@@ -11,6 +11,7 @@ from typing import Any
 
 from .connection import Connection
 from .errors import Busy, Error
+from .history import History
 from .live_terminals import LiveTerminals
 from .model import AvailableCommand, ConfigOption, Event, Result, SessionModes, ToolCall
 from .session_state import SessionState
@@ -47,6 +48,7 @@ class Session:
         self._questions: set[asyncio.Future[Any]] = set()  # permission and elicitation prompts
         self._subscribers: list[Subscriber] = []
         self._replay_to: Subscriber | None = None  # a session/load's replay, until its answer
+        self.history = History()  # each turn's ask and answer (history.py: what a rewind keeps)
         self._turn: Turn | None = None
         self._abandoned: Turn | None = None  # _turn, when its stream let go of it (still ending)
         self._ending: Turn | None = None
@@ -271,7 +273,7 @@ class Session:
             raise Busy()
         if self._turn is not None:  # abandoned, still ending: the next turn waits for it
             self._ending, self._abandoned = self._turn, None
-        turn = Turn(prompt)
+        turn = Turn(prompt, self.history)
         self._turn = turn
         return TurnStream(turn, self._turn_hooks)
 

@@ -88,6 +88,29 @@ class SessionRegistry:
             self._end_open(opening, session_id)
             self._mcp.opened(grant, session_id)
 
+    async def fork(
+        self, session: Session, meta: dict[str, Any], additional_directories: Sequence[str] = ()
+    ) -> Session:
+        """``session/fork`` of ``session`` (unstable in ACP; ``meta`` its ``_meta``, the fork
+        point): a new session in the same cwd, with its own tools, as session/new opens one."""
+        connection = self._connection
+        connection.check_alive()
+        cwd = session.cwd
+        opening = self._scopes.begin_new(cwd)
+        servers, grant = self._mcp.open(cwd)
+        session_id: str | None = None
+        try:
+            roots = session_roots(self.agent_capabilities, additional_directories)
+            work = connection.rpc.fork_session(
+                session_id=session.session_id, cwd=cwd, mcp_servers=servers, **roots, **meta
+            )
+            response = await connection.until_ready("session/fork", work)
+            session_id = response.session_id
+            return self._register(response.session_id, cwd, response)
+        finally:
+            self._end_open(opening, session_id)
+            self._mcp.opened(grant, session_id)
+
     async def reopen(
         self,
         method: str,

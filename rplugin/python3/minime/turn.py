@@ -7,12 +7,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from .errors import Error
 from .model import Event, ToolCall
+
+if TYPE_CHECKING:
+    from .history import History
 
 log = logging.getLogger("minime")
 
@@ -67,11 +70,13 @@ class Turn:
     ``completed``/``failed`` one ``tool_result``.
     """
 
-    def __init__(self, prompt: Prompt) -> None:
+    def __init__(self, prompt: Prompt, history: History | None = None) -> None:
         self.prompt = prompt
+        self._history = history  # told of the turn once it ended, if its prompt went
         self.queue: asyncio.Queue[Event | BaseException] = asyncio.Queue()
         self.parts: list[str] = []
         self._message_id: str | None = None  # of the last text chunk
+        self._message_from = 0  # where its message begins in ``parts``
         self._tool_since_text = False  # a tool call came after the last text chunk
         self.calls: dict[str, ToolCall] = {}
         # A command's output so far, per call, when the agent streams it in ``_meta`` chunks:
@@ -143,12 +148,19 @@ class Turn:
             glued = glued and not tail.endswith("\n") and not event.text.startswith("\n")
             if self.parts and (new_id or glued):
                 self.parts.append("\n\n")  # a new message (claude: text, a tool, more text)
+            if new_id or glued or (mid is not None and self._message_id is None):
+                self._message_from = len(self.parts)
             self._message_id = mid if mid is not None else self._message_id
             self._tool_since_text = False
             self.parts.append(event.text)
         elif event.call is not None:
             self._tool_since_text = True
         self.queue.put_nowait(event)
+
+    def last_message(self) -> tuple[str | None, str]:
+        """The agent's last message in this turn: its id (None: the agent gives none) and its
+        text (history.py: where a fork may cut)."""
+        return self._message_id, "".join(self.parts[self._message_from :])
 
     def known_call(self, call: ToolCall) -> ToolCall:
         """An update names only what changed: keep what earlier events said about the call."""
@@ -176,6 +188,8 @@ class Turn:
     def _end(self) -> None:
         self._move("ended")
         self._ended.set()
+        if self._history is not None and self.sent:
+            self._history.add(self)
         if self._deadline is not None:
             self._deadline.cancel()
         request = self._request

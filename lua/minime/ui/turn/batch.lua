@@ -41,6 +41,7 @@ local handlers = {
   diagnostics = function(t, ev)
     require("minime.ui.turn.diagnostics").show(t, ev)
   end,
+  rewound = document.rewound,
   attached = document.attached,
   queued = queued.set,
 }

@@ -22,6 +22,8 @@ M.MAX_LINES = 20000
 ---@field mark integer ns_pos extmark on the turn's first prompt line
 ---@field tools table<string, minime.turn.Tool> the turn's tools (t.tools while it ran)
 ---@field trimmed? boolean
+---@field ask? integer its checkpoint's number among the thread's asks (ui/turn/asks.lua)
+---@field stale? boolean a resend left it behind
 
 --- Empty the conversation: a fresh buffer (the old one, with any highlighter, is wiped).
 ---@param t minime.turn.Turn

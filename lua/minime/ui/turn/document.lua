@@ -258,6 +258,14 @@ function M.budget(t, ev)
   hl(t, row, 0, row, #line, mark[2])
 end
 
+--- The conversation goes on from before an ask (a resend): one line across it.
+---@param t minime.turn.Turn
+function M.rewound(t, ev)
+  local line = ("── %s ──"):format(require("minime.ui.printable").line(str(ev.text), 300))
+  local row = add_lines(t, "rewound", { line })
+  hl(t, row, 0, row, #line, "MiniMeNotice")
+end
+
 ---@param t minime.turn.Turn
 function M.notice(t, ev)
   local lines = split((str(ev.text):gsub("\r\n", "\n")))

@@ -290,6 +290,21 @@ function M.map_keys(buf, key)
     end
     return "f"
   end, { buffer = buf, expr = true, desc = "minime: on new errors, send them (:MiniMeFix)" })
+  -- On an ask's `> …` lines: rewind the files to before it, or edit and resend it; elsewhere
+  -- the keys are Vim's (`e` moves to the end of a word).
+  for lhs, verb in pairs({ r = "rewind_at", e = "edit_at" }) do
+    vim.keymap.set("n", lhs, function()
+      local row = api.nvim_win_get_cursor(0)[1]
+      if not require("minime.rewind.keys")[verb](buf, row) then
+        vim.cmd("normal! " .. vim.v.count1 .. lhs)
+      end
+    end, {
+      buffer = buf,
+      nowait = true,
+      desc = lhs == "r" and "minime: on an ask, rewind the files to before it"
+        or "minime: on an ask, edit and resend it (files and conversation go back)",
+    })
+  end
 end
 
 return M

@@ -106,6 +106,13 @@ class Notice(LuaEvent, tag="notice"):
     text: str
 
 
+class Rewound(LuaEvent, tag="rewound"):
+    """The conversation goes on from before an ask (`e`): one line across it, the earlier
+    turns above it (``text``: "rewound to before ask 3 (files restored; …)")."""
+
+    text: str
+
+
 class Queued(LuaEvent, tag="queued"):
     """The asks waiting for the running turn, oldest first (none: the list is gone)."""
 

@@ -6,7 +6,8 @@ into Neovim), thread_registry.py (the threads: each one session, its queue, what
 user, its state; thread.py), agent_pool.py (the agents; the host is its AgentHooks),
 conversation.py (each thread's conversation), editor_tools.py (the editor tools), user_asks.py
 with prompts.py and questions.py (permissions and the agent's questions), turns.py (asks,
-turns, and the commands that end them), thread_close.py, session_modes.py, session_reopen.py.
+turns, and the commands that end them), thread_close.py, session_modes.py, session_reopen.py,
+resend.py (a conversation continued from before an ask).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .login import Login
 from .loop_thread import LoopThread
 from .prompts import Prompts
 from .questions import Questions
+from .resend import Resender
 from .ring_log import LOG_LINES, RingLog
 from .session_modes import SessionModes
 from .session_reopen import SessionReopener
@@ -71,6 +73,7 @@ class Host:
             bridge, threads, conversation, self.pool, self.modes, self.budgets, self.feedback
         )
         self.closer = ThreadCloser(bridge, threads, self.turns, self.pool, self.modes)
+        self.resender = Resender(bridge, threads, conversation, self.turns, settings)
         handler = RingLog(self.log_lines)
         logging.getLogger(log_to).addHandler(handler)
         logging.getLogger(log_to).setLevel(logging.INFO)

@@ -153,6 +153,15 @@ class Ask(AgentOp, kw_only=True):
     fix: bool = False  # :MiniMeFix: the thread's new diagnostics go along (nvim/feedback.py)
 
 
+class Resend(Ask, kw_only=True):
+    """`e` on ask ``before`` of the conversation (lua/minime/rewind/keys.lua): the files went
+    back to before it (``files`` says how: "3 files restored, 1 removed"); the conversation
+    continues from before it with this ask (nvim/resend.py)."""
+
+    before: int
+    files: str = ""
+
+
 class Warm(AgentOp, kw_only=True):
     """The thread's agent and session, started while the first ask is typed (lua/minime/warm.lua)
     or as :MiniMeNew makes it."""
@@ -303,6 +312,7 @@ OPS: dict[str, Route] = {
     "setup": Route(Setup, "op_setup"),
     "ask": Route(Ask, "turns.ask"),
     "warm": Route(Warm, "turns.warm"),
+    "resend": Route(Resend, "resender.resend"),
     "cancel": Route(ThreadOp, "turns.cancel"),
     "reset": Route(ThreadOp, "turns.reset"),
     "close_thread": Route(CloseThread, "closer.close"),

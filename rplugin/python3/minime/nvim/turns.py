@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import AuthRequired, Error
 from ..session import Session
+from ..turn import Prompt
 from . import events, ops
 from .agent_pool import AgentPool
 from .ask_queue import AskQueue
@@ -73,7 +74,19 @@ class Turns:
             # No await from the turn's end to the next ask's start: nothing runs between.
             next_ask = self.queue.next(thread)
 
-    async def _ask(self, thread: Thread, ask: ops.Ask) -> None:
+    async def ask_in_branch(
+        self, thread: Thread, ask: ops.Ask, first: Callable[[Prompt], Prompt]
+    ) -> None:
+        """A resent ask, the first of its branch (nvim/resend.py), then the asks queued."""
+        next_ask: ops.Ask | None = None
+        await self._ask(thread, ask, first)
+        while (next_ask := self.queue.next(thread)) is not None:
+            await self._ask(thread, next_ask)
+
+    async def _ask(
+        self, thread: Thread, ask: ops.Ask, first: Callable[[Prompt], Prompt] | None = None
+    ) -> None:
+        """One ask's turn; ``first`` makes its prompt a branch's first (nvim/resend.py)."""
         cwd = thread.cwd
         refusal = thread.refusal(":MiniMeCancel stops it; your text is kept for the next input")
         if refusal is not None:
@@ -120,7 +133,7 @@ class Turns:
             )
         thread.shown_session = session.session_id
         text = ask.context or ask.prompt
-        prompt: str | list[dict[str, Any]] = text
+        prompt: Prompt = text
         shown = [ask.lines_from] if ask.lines_from else []
         note = None
         if ask.mentions and thread.client is not None:
@@ -135,6 +148,8 @@ class Turns:
             render(thread, events.Notice(clean(note.removeprefix("minime: "))))
         if thread.client is not None:  # the review and diagnostics kept for this ask
             prompt = self._feedback.attach(thread, ask, prompt, thread.client.agent_capabilities)
+        if first is not None:
+            prompt = first(prompt)
         # No await from here to the turn: the session is busy before another ask can look.
         if await self._run_turn(session, thread, prompt) == "end_turn":
             self._reach.turn_ended(thread, session, ask)  # a first turn cut short: nothing
