@@ -84,9 +84,14 @@ def write_allowed(ed: Editor, prompt: str) -> None:
     """Ask ``prompt`` (one write); allow it once the turn's baseline is taken, as a person
     reading the prompt does; wait for the turn's end."""
     count = len(ed.done()) + 1
+    # Baselines are kept per thread: the turn's is its thread's, whichever that is.
+    snapshots = (
+        "local n = 0 for _, c in pairs(require('minime.review.baseline').snapshots) do"
+        " n = n + c end return n"
+    )
+    before = ed.lua(snapshots)
     ed.ask(prompt)
-    snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
-    wait_for(lambda: ed.lua(snapshots, ed.cwd) > 0, 20, message="for the baseline")
+    wait_for(lambda: ed.lua(snapshots) > before, 20, message="for the baseline")
     answer_permissions(ed, 1)
     ed.wait_done(count)
 
