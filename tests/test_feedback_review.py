@@ -93,11 +93,11 @@ def test_denied_files_and_feedback_off_send_nothing(tmp_path: Path) -> None:
             10,
             message="for the files to be read again",
         )
-        assert [i[0] for i in review(ed)["items"]] == ["app.env", "b.txt"]
-        ed.nvim.command("MiniMeReject")  # app.env, opened first: the user's, never named
-        ed.nvim.command("cfirst")  # b.txt, the one left
+        # A denied file is never listed, even to the user (Trust III: the one rule), so it
+        # cannot be rejected: only b.txt is.
+        assert [i[0] for i in review(ed)["items"]] == ["b.txt"]
         ed.nvim.command("MiniMeReject")
-        assert (tmp_path / "app.env").read_text() == "KEY=1\n"
+        assert (tmp_path / "b.txt").read_text() == "b1\n"
         ed.turn("/say next")
         sent = last_prompt(tmp_path)
         assert "Rejected in b.txt" in sent and "-b1\n+b2" in sent

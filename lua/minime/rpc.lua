@@ -361,7 +361,7 @@ function M.show_log(lines)
   api.nvim_buf_set_lines(buf, 0, -1, false, clean)
   vim.bo[buf].modifiable = false
   -- No room for a split (E36): said plainly; the log is kept for the next :MiniMeLog.
-  require("minime.ui.window").show_at_bottom(buf, "the log window", ":MiniMeLog")
+  require("minime.ui.bottom").show_at_bottom(buf, "the log window", ":MiniMeLog")
   -- At its end: the newest lines (the last messages, the agent's exit) are what one looks for.
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then

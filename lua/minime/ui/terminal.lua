@@ -85,7 +85,7 @@ function M.show(key, shown)
     buffers[slot] = buf
   end
   fill(buf, shown.output, shown.status ~= vim.NIL and shown.status or nil)
-  require("minime.ui.window").show_at_bottom(buf, "the terminal's window", ":MiniMeTerminal")
+  require("minime.ui.bottom").show_at_bottom(buf, "the terminal's window", ":MiniMeTerminal")
 end
 
 --- The terminal ids of thread `key` (a cwd: its current thread) seen so far that start with

@@ -235,7 +235,7 @@ function M.open()
   end
   require("minime.saved_threads").load()
   M.refresh()
-  require("minime.ui.window").show_at_bottom(buf, "the threads", ":MiniMeThreads")
+  require("minime.ui.bottom").show_at_bottom(buf, "the threads", ":MiniMeThreads")
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then
     pcall(api.nvim_win_set_height, win, math.min(math.max(#ids, 1) + 1, 15))

@@ -103,7 +103,7 @@ end
 --- float's place), the panel split at its left when it is the only window.
 ---@return integer win the window entered
 local function code_window()
-  require("minime.ui.window").clear_the_view() -- the float hides the code: hidden (it goes on)
+  require("minime.ui.bottom").clear_the_view() -- the float hides the code: hidden (it goes on)
   local function code(win)
     return win ~= 0
       and api.nvim_win_is_valid(win)

@@ -1,0 +1,43 @@
+--- The shapes of a conversation (minime.turn.Turn) and of its tool lines (minime.turn.Tool),
+--- for the language server and the reader: annotations only, nothing runs here.
+
+---@class minime.turn.Tool
+---@field id string
+---@field title string
+---@field kind? string
+---@field status string
+---@field region integer extmark (ns_fold) from the header line to the end of the body
+---@field hlen integer byte length of the header line
+---@field line? string the header line drawn (minime.ui.turn.tool_rows checks it is still there)
+---@field input_n integer body lines showing the input
+---@field input_len integer byte length of the last input line
+---@field output_n integer body lines showing the output
+---@field output_len integer byte length of the last output line
+---@field diffs? boolean its output shows diffs
+
+---@class minime.turn.Turn
+---@field key string
+---@field buf integer
+---@field win? integer
+---@field last_win? integer the float last opened (it follows the user to another tab page)
+---@field cwd string
+---@field session_id? string
+---@field running boolean
+---@field stop_reason? string
+---@field error? string
+---@field row integer last line (0-based) of the buffer
+---@field col integer byte length of the last line
+---@field prev_col integer byte length of the line before the last one (0 if none)
+---@field block? string kind of the last block
+---@field message_id? string the agent's id of the message the last text block belongs to
+---@field thinking? integer extmark of the thinking region still growing at the end
+---@field quote_next? boolean the next user chunk starts a quoted line
+---@field unloaded? string[] its text when `:bd` unloaded the buffer, until shown again
+---@field regions table<integer, minime.turn.Tool|"thinking"> fold regions, by extmark id
+---@field tools table<string, minime.turn.Tool>
+---@field plan? {mark: integer, n: integer, last_len: integer}
+---@field done? table data of the MiniMeTurnDone event, pending until the batch ends
+---@field agent? string the agent's label (the title shows it)
+---@field past? minime.turn.Past[] the conversation's turns, oldest first
+
+return {}
