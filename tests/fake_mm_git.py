@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fake_mm_faults import write_args
 from helpers.git_race import stage_then_rewrite
 from scripted_mm.agent import Turn
+from scripted_mm.edits import write_args
 from scripted_mm.script import Command
 
 if TYPE_CHECKING:
