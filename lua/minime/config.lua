@@ -57,8 +57,9 @@ local function defaults()
     --- prompt), e.g. `"default"` for claude-agent-acp. nil: the agent definition's `mode`
     --- (claude: `"default"`, codex: `"read-only"`). A mode the agent does not offer is a
     --- warning, once, naming the modes it offers. Why: claude-agent-acp starts in `auto` and
-    --- codex-acp in `agent` ("Auto review": a reviewer model decides), where no permission
-    --- prompt ever comes. |:MiniMeMode| changes it later.
+    --- codex-acp in `agent` ("Auto review": a reviewer model decides; `auto` in the older
+    --- `@zed-industries/codex-acp`), where no permission prompt ever comes. |:MiniMeMode|
+    --- changes it later.
     mode = nil,
     --- The interpreter of the host. nil: the plugin's `.venv`, else |g:python3_host_prog|,
     --- else `python3`.
@@ -68,7 +69,8 @@ local function defaults()
     --- |:UpdateRemotePlugins|.
     host = "job",
     --- Start the first ask while it is typed: the Python host when the command line reads
-    --- `:MiniMe`, the current thread's agent and session too at `:MiniMeA` (|:MiniMeAsk|),
+    --- `:MiniMe` (it imports the ACP SDK: a few hundred ms), the current thread's agent and
+    --- session too at `:MiniMeA` (|:MiniMeAsk|),
     --- when the input float opens (|<Plug>(minime-ask)|) or |:MiniMeToggle| is used, so the
     --- ask meets a ready session at <CR>. Nothing starts in an idle Neovim, and only
     --- `initialize` and `session/new` reach the agent: an ask that is abandoned sends nothing
