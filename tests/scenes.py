@@ -49,18 +49,24 @@ class Stage:
     nvim: Any
     screen: Screen
     project: Path
+    turns: int = 0  # asks made, each a turn whose baseline allow() waits for
 
     def lua(self, code: str, *args: Any) -> Any:
         return self.nvim.exec_lua(code, *args)
 
     def ask(self, script: str) -> None:
         self.lua("require('minime').ask(...)", script)
+        self.turns += 1
 
     def allow(self) -> None:
         """Answer the permission prompt as a user does: go to it, press 1 (once the turn's
         baseline is taken: a person reads the prompt for longer than that)."""
-        baseline = "return require('minime.review.baseline').snapshots[vim.fn.getcwd()] or 0"
-        wait_for(lambda: self.lua(baseline) > 0, 20, message="for the turn's baseline")
+        # Keyed by thread: the prompt that asks is the newest turn's, so every turn's counts.
+        baseline = (
+            "local n = 0 for _, c in pairs(require('minime.review.baseline').snapshots) do"
+            " n = n + c end return n"
+        )
+        wait_for(lambda: self.lua(baseline) >= self.turns, 20, message="for the turn's baseline")
         win = wait_for(lambda: self.lua("return require('minime.ui.permission').win()"), 20)
         wait_for(lambda: self.lua("return require('minime.ui.permission').live()"), 10)
         code = self.lua("return vim.api.nvim_get_current_win()")
@@ -153,11 +159,30 @@ def review(s: Stage) -> None:
     s.screen.showing("+2 -2")
 
 
+TESTS_RUN = """/bash python -m pytest -q
+/say The tests pass; now the docstring.
+/locate-wait never.txt greet.py:1"""
+
+
+def threads(s: Stage) -> None:
+    """:MiniMeThreads: two threads of one cwd, one running, one waiting for permission."""
+    s.lua("require('minime.ui.threads').ago = function() return 'now' end")  # held still
+    s.ask(PROMPT)
+    s.allow()  # its command allowed, it runs on (held at its last line)
+    s.screen.showing("The tests pass")
+    s.nvim.command("MiniMeNew")
+    s.ask("Add a test for greet() with a greeting")
+    s.screen.showing("Always allow")  # the second waits for permission
+    s.nvim.command("MiniMeThreads")
+    s.screen.showing("waits: permission")
+
+
 SCENES: dict[str, tuple[Callable[[Stage], None], bool, str]] = {
     # name: (the scene, yolo: the agent runs its tools without asking, what the agent plays)
     "panel": (panel, True, STREAMING),
     "permission": (permission, False, f"/ask-write greet.py {NEW_GREET}"),
     "review": (review, True, f"/shell-write greet.py {NEW_GREET}\n/say Done."),
+    "threads": (threads, False, TESTS_RUN),
 }
 
 
