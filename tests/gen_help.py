@@ -76,7 +76,8 @@ def options(text: str) -> list[Option]:
 def commands(text: str, defined: dict[str, Any]) -> list[Command]:
     """plugin/minime.lua's COMMANDS, one a line (its comment says the fields); a description
     that starts with bracketed groups (``[id [value]]``, ``[agent] [worktree]``) starts with
-    the command's arguments. ``defined`` is what Neovim registered (nvim_get_commands): its range and bang."""
+    the command's arguments. ``defined`` is what Neovim registered (nvim_get_commands): its
+    range and bang."""
     block = re.search(r"^local COMMANDS = \[=\[\n(.*?)^\]=\]", text, re.S | re.M)
     if not block:
         raise GenError("plugin/minime.lua: no `local COMMANDS = [=[ ... ]=]`")
@@ -132,8 +133,8 @@ def wrap(words: list[str], first: str, indent: int) -> list[str]:
 
 
 def spans(words: list[str]) -> list[str]:
-    """``words`` with each inline code span kept whole (```{ cost = 2.00 }```): a line is never
-    broken inside one."""
+    """``words`` with each inline code span kept whole (```{ cost = 2.00 }```), across the
+    doc's lines too: a line of help is never broken inside one."""
     out: list[str] = []
     for word in words:
         if out and out[-1].count("`") % 2:
@@ -185,7 +186,7 @@ def render_doc(lines: list[str], first: str, lead: list[str], evaluate: Eval) ->
         if not line.strip():
             flush()
             continue
-        words += spans(line.split())
+        words = spans(words + line.split())
         if re.search(r"(^|\s)>[a-z]*$", line):
             flush()
             code = []

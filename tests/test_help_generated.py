@@ -77,3 +77,31 @@ def test_each_mapping_and_event_has_its_tag(nvim: Any) -> None:
     }
     assert "MiniMeTurnDone" in fired  # the scan reads the code
     assert [e for e in sorted(fired) if f"*{e}*" not in text] == []
+
+
+def test_a_command_s_description_leaves_out_every_group_of_its_arguments(nvim: Any) -> None:
+    """`:MiniMeNew [agent] [worktree]`: both groups are the usage, neither is in `desc` (what
+    `:command` and completion menus show)."""
+    defined = nvim.exec_lua("return vim.api.nvim_get_commands({})")
+    descs = {name: c["definition"] for name, c in defined.items() if name.startswith("MiniMe")}
+    assert descs["MiniMeNew"].startswith("Start a new thread"), descs["MiniMeNew"]
+    assert [n for n, d in descs.items() if d.startswith("[")] == []
+    listed = gen_help.commands(gen_help.PLUGIN.read_text(encoding="utf-8"), defined)
+    assert {c.name: c.usage for c in listed}["MiniMeNew"] == "[agent] [worktree]"
+
+
+def test_no_generated_line_breaks_inside_a_code_span() -> None:
+    """`{ tokens = 200000 }` stays on one line: help shows a span cut in two as two halves."""
+    lines = doc().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.endswith("*minime-config*"))
+    end = next(i for i, line in enumerate(lines) if line.endswith("*minime-commands*"))
+    prose, code = [], False
+    for line in lines[start + 1 : end]:
+        if code:
+            code = line != "<"
+        elif re.search(r"(^|\s)>[a-z]*$", line):
+            code = True
+        else:
+            prose.append(line)
+    assert len(prose) > 100, prose  # the options' entries, not an empty section
+    assert [line for line in prose if line.count("`") % 2] == []

@@ -134,8 +134,8 @@ local function defaults()
     --- one; never focused, never while you type, only files under the cwd that |minime-deny|
     --- allows. See |minime-follow|; |:MiniMeFollow| toggles it.
     follow = false,
-    --- Your own tools: `{ { name, description, input_schema, handler = function(args, ctx) end
-    --- } }` (|minime-user-tools|). A bad one is reported by setup().
+    --- Your own tools: a list of `{ name, description, input_schema, handler }`, `handler`
+    --- a `function(args, ctx)` (|minime-user-tools|). A bad one is reported by setup().
     tools = {},
     --- Built-in tool names to turn off, or a function of the cwd returning them. In `request`
     --- discovery they are not offered; in `meta` discovery a call to one is refused.
