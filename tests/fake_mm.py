@@ -186,10 +186,6 @@ class FakeMM(ScriptedMM):
             while not os.path.exists(hold):
                 await asyncio.sleep(0.02)
 
-    async def _run(self, turn: Turn, text: str) -> str:
-        script = self.config.fake.get("plain_script")
-        return await super()._run(turn, script if script and is_plain(text) else text)
-
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
         if self.config.fake.get("fork") and params.get("sessionId") in self.sessions:
             blocks = params.get("prompt") if isinstance(params.get("prompt"), list) else []
@@ -200,14 +196,17 @@ class FakeMM(ScriptedMM):
             answer.pop("usage", None)
         return answer
 
-    async def _run(self, turn: Any, text: str) -> str:
+    async def _run(self, turn: Turn, text: str) -> str:
+        """``on_prompt``'s next script after the prompt's lines; ``plain_script`` in place of a
+        prompt a person typed."""
         hook = self.config.fake.get("on_prompt")
         if isinstance(hook, dict) and str(hook.get("when")) in text:
             scripts = list(hook.get("then") or [])
             self.hooked = getattr(self, "hooked", 0) + 1
             if self.hooked <= len(scripts):
                 text = text + "\n" + scripts[self.hooked - 1]
-        return await super()._run(turn, text)
+        script = self.config.fake.get("plain_script")
+        return await super()._run(turn, script if script and is_plain(text) else text)
 
     async def closed(self, why: str) -> None:
         await super().closed(why)

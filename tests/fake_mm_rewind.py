@@ -23,9 +23,9 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from fake_mm_faults import write_args
 from scripted_mm import wire
 from scripted_mm.agent import Turn, new_session_id
+from scripted_mm.edits import write_args
 from scripted_mm.script import Command
 
 if TYPE_CHECKING:

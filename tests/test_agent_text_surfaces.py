@@ -426,7 +426,8 @@ SINKS = {
     r"\bvim\.notify\(": {"lua/minime/ui/say.lua"},
     r"\bvim\.ui\.select\(": {"lua/minime/ui/pick.lua"},
     r"\bvim\.ui\.input\(": {"lua/minime/ui/pick.lua"},
-    r"\bnvim_echo\b|\bnvim_err_write|(?<![\w.:])print\(": set(),
+    # say.lua's one echo clears a message it showed (an empty string: nothing of the agent's).
+    r"\bnvim_echo\b|\bnvim_err_write|(?<![\w.:])print\(": {"lua/minime/ui/say.lua"},
     r"\bnvim_win_set_config\b": {"lua/minime/ui/window.lua"},
     r"\bnvim_open_win\b": {
         "lua/minime/ui/window.lua",
