@@ -171,6 +171,10 @@ def threads(s: Stage) -> None:
     s.allow()  # its command allowed, it runs on (held at its last line)
     s.screen.showing("The tests pass")
     s.nvim.command("MiniMeNew")
+    # :MiniMeNew opens its session at once; asked before that, the conversation would say
+    # "starting the agent…" or not by a race, and the picture move by two lines.
+    opened = "local t = require('minime.threads') return t.get(t.current()).session_id ~= nil"
+    wait_for(lambda: s.lua(opened), 20, message="for the new thread's session")
     s.ask("Add a test for greet() with a greeting")
     s.screen.showing("Always allow")  # the second waits for permission
     s.nvim.command("MiniMeThreads")
