@@ -12,34 +12,36 @@ local api = vim.api
 -- what the function gets (- nothing, 1 the first argument, 2 the first two, * the line, !
 -- whether ! was given, o the command's table); -nargs (- none); flags (- none, r: a range,
 -- b: a bar, ! : a bang); its completion (- none, else a name of minime.commands.complete);
--- its description.
-local COMMANDS = [[
-MiniMeAsk minime.commands:ask o * r ask Ask the mini-me agent
+-- its description, after its arguments in brackets when it takes some (`[id [value]]`,
+-- `[agent] [worktree]`: for :h minime-commands, which scripts/gen-help writes from these
+-- lines; not part of `desc`; the string is `[=[`: an argument list may hold `]]`).
+local COMMANDS = [=[
+MiniMeAsk minime.commands:ask o * r ask [text] Ask the agent of the current thread (no text: the input float; a range's lines go along)
 MiniMeCommands minime.ui.complete_commands:pick - - - - Pick one of the agent's slash commands; it goes into the input float
 MiniMeCancel minime:cancel - - - - Cancel the running turn of the current thread
 MiniMeReset minime:reset - - - - Start a new conversation in the current thread
-MiniMeNew minime.commands:new o * - agent Start a new thread in this cwd (agent definition; worktree: in a git worktree of its own)
+MiniMeNew minime.commands:new o * - agent [agent] [worktree] Start a new thread in this cwd (agent definition; worktree: in a git worktree of its own)
 MiniMeThreads minime.ui.threads:open - - - - List every thread: <CR> shows one, x closes, d deletes, r renames
 MiniMeLog minime:log - - - - Show mm's stderr and minime's log
-MiniMeTerminal minime.actions:terminal 1 ? - terminal Show the output of a command the agent ran in the client terminal (default: the last)
+MiniMeTerminal minime.actions:terminal 1 ? - terminal [id] Show the output of a command the agent ran in the client terminal (default: the last)
 MiniMeStop minime:stop - - - - Stop every thread's agent
 MiniMeShow minime:show - - - - Reopen the last turn's float
 MiniMeToggle minime:toggle - - b - Hide or show the conversation float (the turn goes on)
 MiniMeSessions minime:sessions - - - - Reopen an earlier session of the agent in the current thread
-MiniMeLogin minime.actions:login 1 ? - - Log in to the current thread's agent (authenticate); no method: pick one
-MiniMeMode minime.modes:set_mode 1 ? - mode Set the session mode of the current thread's agent (none: pick one)
-MiniMeConfig minime.commands:config o * - config Set a session config option of the current thread's agent (none: pick one)
+MiniMeLogin minime.actions:login 1 ? - - [method] Log in to the current thread's agent (authenticate); no method: pick one
+MiniMeMode minime.modes:set_mode 1 ? - mode [id] Set the session mode of the current thread's agent (none: pick one)
+MiniMeConfig minime.commands:config o * - config [id [value]] Set a session config option of the current thread's agent (none: pick one)
 MiniMePermission minime.commands:permission - - - - Go to the oldest permission prompt or question waiting for an answer
-MiniMeReview minime.review:review 1 ? - review Review the last turn's changes, hunk by hunk, in the quickfix list (all: the session)
+MiniMeReview minime.review:review 1 ? - review [all] Review the last turn's changes, hunk by hunk, in the quickfix list (all: the session)
 MiniMeAccept minime.review:accept ! - ! - Keep the reviewed hunk under the cursor (!: every hunk of the file)
 MiniMeReject minime.review:reject ! - ! - Put back the baseline of the reviewed hunk under the cursor (!: every hunk of the file)
-MiniMeRewind minime.commands:rewind o ? ! rewind Put the files back as they were before ask N of the current thread (none: the last; undo)
-MiniMeComment minime.commands:comment o * ! - Ask the agent about the reviewed hunk under the cursor (!: kept for the next ask)
+MiniMeRewind minime.commands:rewind o ? ! rewind [N] Put the files back as they were before ask N of the current thread (none: the last; undo)
+MiniMeComment minime.commands:comment o * ! - [text] Ask the agent about the reviewed hunk under the cursor (!: kept for the next ask)
 MiniMeFix minime.feedback.diagnostics:fix - - - - Send the errors and warnings the last turn caused to the agent, as the next ask
-MiniMeBudget minime.budget:command * ? - - Raise the current thread's budget (5, +2, 300k tokens); none: say it
+MiniMeBudget minime.budget:command * ? - - [amount] Raise the current thread's budget (5, +2, 300k tokens); none: say it
 MiniMeFollow minime.ui.follow:toggle - - - - Follow the agent: show the files its tool calls work on (toggles `follow`)
 MiniMeInstall minime:install - - - - Create or update the plugin's Python environment
-]]
+]=]
 
 local runs = {} -- command name -> { module, function, what it gets }
 
@@ -67,11 +69,17 @@ local function completion(name)
   end
 end
 
+-- A description without the arguments it starts with (`[agent] [worktree]`: one group each).
+local function described(desc)
+  local rest = desc:match("^%b[] (.+)")
+  return rest and described(rest) or desc
+end
+
 local pattern = "(%S+) ([^:]+):(%S+) (%S) (%S) (%S) (%S+) ([^\n]+)"
 for name, module, fn, gets, nargs, flag, complete, desc in COMMANDS:gmatch(pattern) do
   runs[name] = { module, fn, gets }
   api.nvim_create_user_command(name, run, {
-    desc = desc,
+    desc = described(desc),
     nargs = nargs ~= "-" and nargs or nil,
     range = flag == "r" or nil,
     bar = flag == "b" or nil,

@@ -159,11 +159,34 @@ def review(s: Stage) -> None:
     s.screen.showing("+2 -2")
 
 
+TESTS_RUN = """/bash python -m pytest -q
+/say The tests pass; now the docstring.
+/locate-wait never.txt greet.py:1"""
+
+
+def threads(s: Stage) -> None:
+    """:MiniMeThreads: two threads of one cwd, one running, one waiting for permission."""
+    s.lua("require('minime.ui.threads').ago = function() return 'now' end")  # held still
+    s.ask(PROMPT)
+    s.allow()  # its command allowed, it runs on (held at its last line)
+    s.screen.showing("The tests pass")
+    s.nvim.command("MiniMeNew")
+    # :MiniMeNew opens its session at once; asked before that, the conversation would say
+    # "starting the agent…" or not by a race, and the picture move by two lines.
+    opened = "local t = require('minime.threads') return t.get(t.current()).session_id ~= nil"
+    wait_for(lambda: s.lua(opened), 20, message="for the new thread's session")
+    s.ask("Add a test for greet() with a greeting")
+    s.screen.showing("Always allow")  # the second waits for permission
+    s.nvim.command("MiniMeThreads")
+    s.screen.showing("waits: permission")
+
+
 SCENES: dict[str, tuple[Callable[[Stage], None], bool, str]] = {
     # name: (the scene, yolo: the agent runs its tools without asking, what the agent plays)
     "panel": (panel, True, STREAMING),
     "permission": (permission, False, f"/ask-write greet.py {NEW_GREET}"),
     "review": (review, True, f"/shell-write greet.py {NEW_GREET}\n/say Done."),
+    "threads": (threads, False, TESTS_RUN),
 }
 
 

@@ -1,7 +1,9 @@
-"""The docs state what the code defines: every option with its default (README's Options block,
-doc/minime.txt's `*minime-config*` entries) is lua/minime/config.lua's, and the agents the docs
-list are the files of lua/minime/agents/. A default changed or an agent added, renamed or
-removed in the code fails here until both docs say so (the tool tables: test_tool_docs.py).
+"""The docs state what the code defines: every option with its default (doc/minime.txt's
+setup() block and `*minime-config*` entries, which scripts/gen-help writes from
+lua/minime/config.lua: this checks that what it wrote evaluates to the defaults) is config.lua's,
+a default quoted in prose is the default, and the agents the docs list are the files of
+lua/minime/agents/. A default changed or an agent added, renamed or removed in the code fails
+here until the docs say so (the tools: test_tool_docs.py).
 
 The Lua texts are evaluated by a real Neovim, with `nil` written as a marker so that an option
 whose default is nil is still there to compare."""
@@ -16,6 +18,7 @@ import pytest
 from nvim_harness import REPO, start
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+FAULTS = (REPO / "notes" / "faults.md").read_text(encoding="utf-8")
 DOC = (REPO / "doc" / "minime.txt").read_text(encoding="utf-8")
 CONFIG = (REPO / "lua" / "minime" / "config.lua").read_text(encoding="utf-8")
 AGENTS = sorted(
@@ -67,12 +70,13 @@ def defaults(evaluate: Any) -> dict[str, Any]:
     return found
 
 
-def test_the_readme_options_block_is_every_option_with_its_default(
+def test_the_vimdoc_setup_block_is_every_option_with_its_default(
     evaluate: Any, defaults: dict[str, Any]
 ) -> None:
-    section = README.split("\n## Options\n", 1)[1]
-    block = re.search(r'```lua\nrequire\("minime"\)\.setup\((\{\n.*?\n\})\)\n```', section, re.S)
-    assert block, "README: no setup({ ... }) block under ## Options"
+    section = DOC.split("*minime-config*\n", 1)[1]
+    setup = r'>lua\n    require\("minime"\)\.setup\((\{\n.*?\n    \})\)\n<'
+    block = re.search(setup, section, re.S)
+    assert block, "doc/minime.txt: no setup({ ... }) block under *minime-config*"
     (shown,) = evaluate([block.group(1)])
     assert shown == defaults
 
@@ -101,11 +105,14 @@ def test_the_vimdoc_gives_every_option_with_its_default(
 
 
 def test_the_defaults_quoted_in_prose_are_the_defaults(defaults: dict[str, Any]) -> None:
-    """README's "`permission.idle` (1)" and the vimdoc's "|minime-config-ready_timeout| seconds
-    (60)": a default repeated where it is used."""
-    quoted = re.findall(r"`(\w+)\.(\w+)` \(([\d.]+)\)", README)
+    """The vimdoc's "`permission.idle` seconds (1)" and "|minime-config-ready_timeout| seconds
+    (60)", the same in the README and the notes: a default repeated where it is used."""
+    texts = [README, DOC, FAULTS]
+    quoted = [q for t in texts for q in re.findall(r"`(\w+)\.(\w+)`(?: \w+)? \(([\d.]+)\)", t)]
     quoted += [
-        (name, "", v) for name, v in re.findall(r"\|minime-config-(\w+)\| \w+ \(([\d.]+)\)", DOC)
+        (name, "", v)
+        for t in texts
+        for name, v in re.findall(r"\|minime-config-(\w+)\| \w+ \(([\d.]+)\)", t)
     ]
     assert quoted, "the prose quotes some defaults"
     for section, field, value in quoted:
@@ -118,7 +125,7 @@ def quoted_names(text: str) -> list[str]:
 
 
 def test_the_readme_agents_table_has_one_row_per_agent_file() -> None:
-    section = README.split("**Other ACP agents.**", 1)[1].split("\n\n", 2)[1]
+    section = README.split("\n## Agents\n", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r'^\| `"(\w+)"`', section, re.M)
     assert sorted(rows) == AGENTS
     default = re.findall(r'^\| `"(\w+)"` \(default\)', section, re.M)
@@ -130,7 +137,7 @@ def test_the_vimdoc_agents_list_has_one_entry_per_agent_file() -> None:
     assert sorted(re.findall(r'^  `"(\w+)"`', section, re.M)) == AGENTS
 
 
-def test_the_unknown_agent_message_quoted_in_the_readme_lists_the_agent_files() -> None:
-    said = re.search(r"the agents are ([\w, ]+) \(or add", README)
-    assert said, "README: the unknown-agent row"
+def test_the_unknown_agent_message_quoted_in_the_faults_lists_the_agent_files() -> None:
+    said = re.search(r"the agents are ([\w, ]+) \(or add", FAULTS)
+    assert said, "notes/faults.md: the unknown-agent row"
     assert said.group(1).split(", ") == AGENTS

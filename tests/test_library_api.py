@@ -1,5 +1,6 @@
 """The library's shape, kept: no import cycle among its modules, no module reaching into
-another's private names, and every public name documented in the README's library section.
+another's private names, and every public name documented in notes/library.md (the README
+shows one screen of it).
 
 Read from the source (ast), so a cycle through ``if TYPE_CHECKING:`` or an import inside a
 function counts too: two modules that know each other are a knot however they import.
@@ -124,10 +125,7 @@ def test_no_module_uses_another_modules_private_names() -> None:
 
 
 def library_section() -> str:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("## The Python library")
-    end = readme.index("\n## ", start + 1)
-    return readme[start:end]
+    return (ROOT / "notes" / "library.md").read_text()
 
 
 def public_names(cls: type) -> set[str]:
@@ -156,7 +154,7 @@ def code_spans(text: str) -> list[str]:
 
 
 def documented(name: str, prefix: str = "") -> bool:
-    """``name`` in the code of the library section (``client.name``, ``name(…)``…)."""
+    """``name`` in the code of notes/library.md (``client.name``, ``name(…)``…)."""
     spans = code_spans(library_section())
     pattern = re.compile(rf"(^|[^\w]){re.escape(prefix)}{re.escape(name)}\b")
     return any(pattern.search(span) for span in spans)
@@ -164,10 +162,10 @@ def documented(name: str, prefix: str = "") -> bool:
 
 def test_every_name_of_the_package_is_documented() -> None:
     missing = [name for name in minime.__all__ if not documented(name)]
-    assert missing == [], f"not in README's library section: {missing}"
+    assert missing == [], f"not in notes/library.md: {missing}"
 
 
-# How the README names an instance of each public class: ``client.alive``, ``event.call``…
+# How notes/library.md names an instance of each public class: ``client.alive``, ``event.call``…
 # A class is documented by ``<prefix>name``, or by its constructor's listing, ``Class(a, b)``
 # (the fields of a Struct). Every class in ``minime.__all__`` has an entry: a new one is a
 # choice to make here, and its names to document.
@@ -207,7 +205,7 @@ def public_classes() -> list[type]:
 
 
 def listed(cls: type, name: str) -> bool:
-    """``name`` in a ``Class(…)`` listing of ``cls`` in the library section's code."""
+    """``name`` in a ``Class(…)`` listing of ``cls`` in notes/library.md's code."""
     pattern = re.compile(rf"(^|[^\w]){cls.__name__}\(([^()]|\([^()]*\))*\b{re.escape(name)}\b")
     return any(pattern.search(span) for span in code_spans(library_section()))
 
@@ -229,7 +227,7 @@ def test_every_public_class_has_a_way_to_be_named() -> None:
 
 @pytest.mark.parametrize("cls", public_classes(), ids=lambda cls: cls.__name__)
 def test_every_public_name_of_every_public_class_is_documented(cls: type) -> None:
-    assert undocumented(cls) == [], f"{cls.__name__}: not in README's library section"
+    assert undocumented(cls) == [], f"{cls.__name__}: not in notes/library.md"
 
 
 def test_a_name_counts_only_as_its_own_class_s() -> None:

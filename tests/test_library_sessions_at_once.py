@@ -1,5 +1,5 @@
-"""Several sessions of one agent, turns running in them at once (README "Several sessions"):
-one process, each session's events its own, a slow turn in one never holding up another."""
+"""Several sessions of one agent, turns running in them at once (notes/library.md): one
+process, each session's events its own, a slow turn in one never holding up another."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ ALLOW = "allow"
 ASKED = None  # no rule answers: the user is asked
 
 CASES = [
-    # The README's example allows git status and its flags …
+    # :h minime-rules' example allows git status and its flags …
     (GIT_STATUS, "bash: git status", "execute", ALLOW),
     (GIT_STATUS, "bash: git status -s", "execute", ALLOW),
     (GIT_STATUS, "bash: git status --porcelain src/a.py", "execute", ALLOW),

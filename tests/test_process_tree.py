@@ -146,7 +146,7 @@ def session_members(sid: int) -> int:
 
 def test_killing_the_host_ends_the_agents_commands(tmp_path: Path) -> None:
     """Lua ends them: the host cannot. A command that both left the tree and dropped the
-    environment is out of reach once the host is gone (README: what goes wrong)."""
+    environment is out of reach once the host is gone (notes/faults.md)."""
     with spawner_editor(tmp_path) as (ed, marker):
         job = ed.lua("return vim.fn.jobstart({ 'sleep', '60' })")
         bystander = ed.lua("return vim.fn.jobpid(...)", job)

@@ -22,7 +22,7 @@ log = logging.getLogger("minime")
 
 
 class Options(msgspec.Struct, kw_only=True):
-    """The options of ``start`` / ``connect`` (README: The Python library). Once checked,
+    """The options of ``start`` / ``connect`` (notes/library.md). Once checked,
     ``command`` is the whole command line run, ``cwd`` an absolute directory, ``tools`` a
     list of checked tools (or the function giving them), ``fs`` the file handlers or None,
     ``mcp_servers`` in ACP's shape, ``terminal`` a Terminals or None."""
