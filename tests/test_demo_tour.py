@@ -48,8 +48,12 @@ def step(ed: Editor, prompt: str, permissions: int = 0) -> str:
     """Send ``prompt`` as the tour says (`i` in the panel, the text, Enter); answer each
     permission prompt as the step says: Alt-p, then 1. The turn's text once it ended."""
     count = len(ed.done()) + 1
-    snapshots = "return require('minime.review.baseline').snapshots[...] or 0"
-    before = int(ed.lua(snapshots, ed.cwd) or 0)
+    # The turn's baseline (a checkpoint of its thread, taken off the loop): counted over threads.
+    snapshots = (
+        "local n = 0 for _, c in pairs(require('minime.review.baseline').snapshots) do"
+        " n = n + c end return n"
+    )
+    before = ed.lua(snapshots)
     code = ed.lua("return vim.api.nvim_get_current_win()")
     panel = wait_for(lambda: ed.lua("local _, w = require('minime.ui.turn').shown() return w"))
     ed.lua("vim.api.nvim_set_current_win(...)", panel)
@@ -59,7 +63,7 @@ def step(ed: Editor, prompt: str, permissions: int = 0) -> str:
     wait_for(lambda: ed.lua("return vim.b.minime") != "input", 10)
     ed.lua("vim.api.nvim_set_current_win(...)", code)
     # A person reads the prompt for longer than the turn's baseline takes (git, off the loop).
-    wait_for(lambda: ed.lua(snapshots, ed.cwd) > before, 20, message="for the baseline")
+    wait_for(lambda: ed.lua(snapshots) > before, 20, message="for the baseline")
     win = None
     for _ in range(permissions):
         win = ed.permission_win(other_than=win, timeout=30)
