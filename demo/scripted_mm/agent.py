@@ -46,6 +46,8 @@ class Session:
     cancel_requested: bool = False
     deaf: bool = False
     tour_step: int = 0  # the last step of the tour shown (tour.py)
+    asks: int = 0  # the prompts it was sent: an ask's number, as the editor counts them
+    edits_ask: int = 0  # the ask that made the tour's edits (0: none)
 
     def find_tool(self, name: str) -> ClientTool | None:
         for tool in self.tools:
@@ -288,6 +290,7 @@ class ScriptedMM(ToolCalls):
         blocks = params["prompt"] if isinstance(params["prompt"], list) else []
         text = "".join(str(b.get("text") or "") for b in blocks if isinstance(b, dict))
         turn = Turn(session)
+        session.asks += 1
         session.cancel_requested = session.deaf = False
         running = session.turn = asyncio.ensure_future(self._run(turn, text))
         try:
