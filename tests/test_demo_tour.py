@@ -323,3 +323,44 @@ def test_the_tour_walks_through_every_feature(tmp_path: Path) -> None:
         nvim.command("MiniMeLogin")
         pick(ed, "Demo login", seen)
         wait_for(lambda: any("logged in" in n["msg"] for n in ed.lua("return _G.notes")), 20)
+
+
+def test_edit_and_resend_goes_on_with_the_tour(tmp_path: Path) -> None:
+    """`e` on step 3's ask, sent again: the files go back, a new session opens with the asks
+    and answers before it (the demo offers no fork), and the demo agent, reading them, shows
+    step 3 again and numbers its asks as the editor does (step 4 names ask 3)."""
+    root = project(tmp_path)
+    env = {"MM_BIN": "", "PATH": "/usr/bin:/bin"}
+    with start(INIT, env=env) as nvim:
+        nvim.command(f"cd {root} | edit greet.py")
+        ed = Editor(nvim, root, timeout=30.0)
+        code = ed.lua("return vim.api.nvim_get_current_win()")
+        nvim.command("MiniMeAsk /tour")
+        ed.wait_done(1, timeout=60)
+        step(ed, "/tour", permissions=2)
+        assert "Tour, step 3 of 11" in step(ed, "/tour", permissions=3)
+        assert (root / "CHANGES.txt").exists()
+
+        asks = [i for i, x in enumerate(ed.conversation_lines(), 1) if x == "> /tour"]
+        on_row(ed, ed.lua("local _, w = require('minime.ui.turn').shown() return w"), asks[2])
+        count = len(ed.done()) + 1
+        nvim.input("e")
+        wait_for(lambda: ed.lua("return vim.b.minime") == "input", 10, message="the input")
+        nvim.input("<Esc><CR>")
+        pick(ed, "Rewind, removing them")
+        ed.lua("vim.api.nvim_set_current_win(...)", code)
+        allow(ed, 3)
+        ed.wait_done(count, timeout=60)
+        how = "(2 files restored, 1 removed; new session with the history)"
+        assert f"── rewound to before ask 3 {how} ──" in ed.conversation_lines()
+        text = ed.turn_text()
+        assert "echo: > /tour" in text, "the history the new session got, echoed"
+        assert "Tour, step 3 of 11: edits to review." in text
+        assert (root / "CHANGES.txt").read_text() == "greet: a greeting argument\n"
+
+        text = step(ed, "/tour")
+        assert "`:MiniMeRewind 3` puts every file changed since ask 3 (step 3's) began" in text
+        nvim.command("MiniMeRewind 3")
+        pick(ed, "Rewind, removing them", len(picks(ed)))
+        ed.wait_note("rewound to before ask 3: 2 files restored, 1 removed")
+        assert not (root / "CHANGES.txt").exists()

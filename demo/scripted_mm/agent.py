@@ -28,7 +28,7 @@ from .client_tools import (
 from .config import Config, log
 from .script import COMMANDS, Command, commands_update
 from .showcase import AUTH_METHODS, Showcase
-from .tour import is_plain, tour_script
+from .tour import is_plain, read_history, tour_script, without_history
 
 
 def new_session_id() -> str:
@@ -304,7 +304,8 @@ class ScriptedMM(ToolCalls):
             if session.turn is running:
                 session.turn = None
         if self.showcase is not None:
-            for update in self.showcase.after_turn(session.id, text, "".join(turn.answer)):
+            asked = without_history(blocks)  # its title and stored history: the ask alone
+            for update in self.showcase.after_turn(session.id, asked, "".join(turn.answer)):
                 await self.update(session.id, update)
         output = sum(len(part) for part in turn.answer)
         usage = {
@@ -322,6 +323,8 @@ class ScriptedMM(ToolCalls):
         session.turn.cancel()
 
     async def _run(self, turn: Turn, text: str) -> str:
+        if self.config.fake.get("demo") and turn.session.asks == 1:
+            read_history(turn.session, text)
         if self.config.fake.get("demo") and is_plain(text):
             text = tour_script(text)
         return await self.run_script(turn, text)

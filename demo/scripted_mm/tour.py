@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .agent import ScriptedMM, Turn
+    from .agent import ScriptedMM, Session, Turn
     from .script import Command
 
 MARKER = ".minime-demo"  # in demo/project/: the directory the tour may edit
@@ -32,6 +33,8 @@ NOTES_NEW = (
     "The demo project of minime.nvim: the tour edits these files.\\n\\n"
     "- greet() takes a greeting (step 3 of the tour)"
 )
+EARLIER_ASKS = re.compile(r"continues a conversation of (\d+) earlier asks")
+TOUR_STEP = re.compile(r"Tour, step (\d+) of")
 REWIND = "/rewind-how"  # step 4's paragraph naming the ask that ran step 3's edits
 THREADS_WAIT = 60  # step 10's turn: long enough to open a second thread and ask there
 
@@ -182,6 +185,23 @@ def edit_lines(cwd: str) -> list[str]:
         f"/ask-write greet.py {GREET_NEW}",
         "/shell-write CHANGES.txt greet: a greeting argument",
     ]
+
+
+def read_history(session: Session, text: str) -> None:
+    """A session's first prompt that carries the conversation before it (an edit and resend
+    with no fork: minime's history) read as a model would: how many asks came before, so that
+    this session numbers its asks as the editor does, and the last tour step shown."""
+    earlier = EARLIER_ASKS.search(text)
+    if earlier:
+        session.asks += int(earlier.group(1))
+        steps = TOUR_STEP.findall(text)
+        session.tour_step = int(steps[-1]) if steps else 0
+
+
+def without_history(blocks: list[Any]) -> str:
+    """The prompt's text less a history carried in its first block: what the user asked."""
+    texts = [str(b.get("text") or "") for b in blocks if isinstance(b, dict)]
+    return "".join(texts[1:] if texts and EARLIER_ASKS.search(texts[0]) else texts)
 
 
 def rewind_text(ask: int) -> str:
