@@ -291,8 +291,9 @@ def test_the_tour_walks_through_every_feature(tmp_path: Path) -> None:
         first = current(ed)
         ended = len(done_of(ed, first))
         send(ed, "/tour 10")
-        ed.wait_text("`:MiniMeCancel` ends my wait; then `/tour 11`.")
+        ed.wait_text("(working: a scripted wait of 60 s)")
         assert "Tour, step 10 of 11: two threads at once." in ed.turn_text()
+        assert "`:MiniMeCancel` ends my wait; then `/tour 11`." in ed.turn_text()
         nvim.command("MiniMeNew")
         second = wait_for(lambda: current(ed) != first and current(ed), 10, message="new thread")
         send(ed, "hello")
@@ -325,6 +326,7 @@ def test_the_tour_walks_through_every_feature(tmp_path: Path) -> None:
         nvim.command("MiniMeCancel")
         wait_for(lambda: len(done_of(ed, first)) > ended, 20, message="the wait cancelled")
         assert done_of(ed, first)[ended]["stop_reason"] == "cancelled"
+        assert "My wait is over" not in ed.turn_text()
 
         text = step(ed, "/tour 11")
         assert "Tour, step 11 of 11" in text and "That is the tour." in text

@@ -138,6 +138,7 @@ STEPS: list[list[str]] = [
         "or a turn's end in a thread not shown says so in one line. Back here, "
         "`:MiniMeCancel` ends my wait; then `/tour 11`.",
         f"/wait {THREADS_WAIT}",
+        "My wait is over: `/tour 11` goes on.",
     ],
     [
         "**Tour, step 11 of 11: stopping, logging in, the log.** `/slow 100` streams for five "
@@ -228,7 +229,8 @@ async def paragraph(mm: ScriptedMM, turn: Turn, text: str) -> None:
 
 
 async def wait(mm: ScriptedMM, turn: Turn, rest: str) -> None:
-    """A turn that works for N seconds and says nothing (a cancel ends it)."""
+    """A turn that works for N seconds, saying so once (a cancel ends it)."""
+    await mm.say(turn, f"(working: a scripted wait of {rest} s)")
     await asyncio.sleep(float(rest))
 
 
