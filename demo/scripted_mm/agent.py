@@ -28,7 +28,7 @@ from .client_tools import (
 from .config import Config, log
 from .script import COMMANDS, Command, commands_update
 from .showcase import AUTH_METHODS, Showcase
-from .tour import is_plain, tour_script
+from .tour import is_plain, read_history, tour_script, without_history
 
 
 def new_session_id() -> str:
@@ -46,6 +46,8 @@ class Session:
     cancel_requested: bool = False
     deaf: bool = False
     tour_step: int = 0  # the last step of the tour shown (tour.py)
+    asks: int = 0  # the prompts it was sent: an ask's number, as the editor counts them
+    edits_ask: int = 0  # the ask that made the tour's edits (0: none)
 
     def find_tool(self, name: str) -> ClientTool | None:
         for tool in self.tools:
@@ -288,6 +290,7 @@ class ScriptedMM(ToolCalls):
         blocks = params["prompt"] if isinstance(params["prompt"], list) else []
         text = "".join(str(b.get("text") or "") for b in blocks if isinstance(b, dict))
         turn = Turn(session)
+        session.asks += 1
         session.cancel_requested = session.deaf = False
         running = session.turn = asyncio.ensure_future(self._run(turn, text))
         try:
@@ -301,7 +304,8 @@ class ScriptedMM(ToolCalls):
             if session.turn is running:
                 session.turn = None
         if self.showcase is not None:
-            for update in self.showcase.after_turn(session.id, text, "".join(turn.answer)):
+            asked = without_history(blocks)  # its title and stored history: the ask alone
+            for update in self.showcase.after_turn(session.id, asked, "".join(turn.answer)):
                 await self.update(session.id, update)
         output = sum(len(part) for part in turn.answer)
         usage = {
@@ -319,6 +323,8 @@ class ScriptedMM(ToolCalls):
         session.turn.cancel()
 
     async def _run(self, turn: Turn, text: str) -> str:
+        if self.config.fake.get("demo") and turn.session.asks == 1:
+            read_history(turn.session, text)
         if self.config.fake.get("demo") and is_plain(text):
             text = tour_script(text)
         return await self.run_script(turn, text)

@@ -175,6 +175,7 @@ COMMAND_HELP: dict[str, tuple[str, str | None]] = {
     "error": ("Make the model fail with this text", "text"),
     "help": ("List the script's commands", None),
     "tour": ("A step-by-step tour of minime.nvim: the next step, or step N", "[N]"),
+    "wait": ("Work for N seconds, saying so once (cancel stops it)", "N"),
     "question": ("Ask you a question (mm's ask_user tool: a form)", "[question]"),
     "run": ("Run a command in the editor's terminal (not mm's; asks first)", "command"),
     "shell-write": ("Write a file as a shell command of mm's bash would (asks first)", "PATH TEXT"),
