@@ -192,6 +192,15 @@ local function private_dir(format)
   return dir
 end
 
+local shared = {}
+--- A git directory of the plugin's for format `format`, no repository's (worktree/init.lua).
+---@param format string
+---@return string
+function M.private(format)
+  shared[format] = shared[format] or private_dir(format)
+  return shared[format]
+end
+
 --- The repository whose work tree holds `cwd`: done(repo), or done(nil, why) — why is nil
 --- when `cwd` is simply not in a work tree (or git is missing), a message when git failed.
 --- Found once per cwd (`git rev-parse`), then remembered while its git directory stays.

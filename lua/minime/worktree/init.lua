@@ -2,7 +2,7 @@
 --- (`stdpath("data")/minime/worktrees/<repo>-<hash>/<slug>`, never inside the user's tree) on
 --- a new branch `minime/<slug>` from the commit checked out where it was asked; asked what it
 --- holds (changes, commits not merged) before a thread that has one closes; removed with its
---- branch. Every git command goes through minime.worktree.git (nothing the repository
+--- branch. Every git command goes through minime.git (nothing the repository
 --- configures runs) and off the main loop.
 ---
 ---   worktree.plan(cwd, slug, done)   -- where it would go: done(wt) | done(nil, why)
@@ -10,7 +10,7 @@
 ---   worktree.status(wt, done)        -- done({changes, ahead, missing})
 ---   worktree.remove(wt, done)        -- done(true) | done(false, why)
 local async = require("minime.editor.async")
-local git = require("minime.worktree.git")
+local git = require("minime.git")
 
 local uv = vim.uv
 
