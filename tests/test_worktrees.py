@@ -445,3 +445,27 @@ def test_closing_a_worktree_thread_mid_turn_removes_its_worktree_once_closed(
         closed = next(i for i, n in enumerate(notes) if n.startswith("minime: thread mm"))
         assert "closed" in notes[closed]
         assert worktrees_of(root) == [str(root)]
+
+
+def test_no_room_for_the_worktree_s_tab_page_is_said_plainly(tmp_path: Path) -> None:
+    """E36 from :tabnew (a screen with no room left) came in git's answer as a Lua stack trace
+    and a more-prompt that held Neovim (the random sequence test's seed 567549663): now one
+    plain line, and the thread works in its worktree all the same."""
+    root, marks = tmp_path / "repo", tmp_path / "marks"
+    planted_repo(root, marks)
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(root)}
+    with editor_with(root, opts, timeout=30.0) as ed:
+        ed.nvim.command("set lines=12 cmdheight=10")
+        tabs = ed.lua("return #vim.api.nvim_list_tabpages()")
+        ed.nvim.command("MiniMeNew worktree")
+        note = ed.wait_note("no tab page for the worktree")
+        t = worktree_thread(ed)
+        assert note == (
+            "minime: no tab page for the worktree (E36: Not enough room); the thread works in "
+            + ed.lua("return vim.fn.fnamemodify(..., ':~')", t["cwd"])
+            + " all the same"
+        )
+        assert ed.lua("return #vim.api.nvim_list_tabpages()") == tabs
+        messages = ed.nvim.api.exec2("messages", {"output": True})["output"]
+        assert "stack traceback" not in messages and "Error executing" not in messages
+        assert marks_of(marks) == []

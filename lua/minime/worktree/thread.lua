@@ -25,7 +25,9 @@ local function tab_of(path)
   return nil
 end
 
---- Show thread `t`'s worktree: its tab page, or a new one whose cwd (`:tcd`) it is.
+--- Show thread `t`'s worktree: its tab page, or a new one whose cwd (`:tcd`) it is. No room
+--- for a tab page (E36 on a small screen) is said plainly, and the thread works in its
+--- worktree all the same: this runs from git's answer, where an error would be a stack trace.
 ---@param t minime.Thread
 function M.enter(t)
   local tab = tab_of(t.cwd)
@@ -33,8 +35,26 @@ function M.enter(t)
     vim.api.nvim_set_current_tabpage(tab)
     return
   end
-  vim.cmd("tabnew")
-  vim.cmd("tcd " .. vim.fn.fnameescape(t.cwd))
+  local from = vim.api.nvim_get_current_tabpage()
+  local ok, err = pcall(vim.cmd, "tabnew")
+  if ok then
+    ok, err = pcall(vim.cmd, "tcd " .. vim.fn.fnameescape(t.cwd))
+  end
+  if not ok then
+    local made = vim.api.nvim_get_current_tabpage()
+    if made ~= from then -- :tabnew may make the page, then find no room for its window
+      pcall(vim.cmd, "tabclose " .. vim.api.nvim_tabpage_get_number(made))
+      pcall(vim.api.nvim_set_current_tabpage, from)
+    end
+    local why = tostring(err):match("(E%d+: .*)$") or tostring(err)
+    say(
+      ("minime: no tab page for the worktree (%s); the thread works in %s all the same"):format(
+        why,
+        vim.fn.fnamemodify(t.cwd, ":~")
+      ),
+      vim.log.levels.WARN
+    )
+  end
 end
 
 --- The slug of a thread's worktree and branch: its agent and the random part of its id.
