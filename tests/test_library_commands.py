@@ -11,7 +11,7 @@ import minime
 from conftest import FakeMM
 
 SCRIPT = ["say", "think", "chunks", "slow", "plan", "tools", "tool", "parallel", "bash", "diff"]
-DEMO = ["help", "tour", "question", "run", "shell-write", "ask-write", "fs-write", "locate"]
+DEMO = ["help", "tour", "wait", "question", "run", "shell-write", "ask-write", "fs-write", "locate"]
 
 
 def names(session: minime.Session) -> list[str]:

@@ -7,12 +7,12 @@ conversation says which; the old turns stay above it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from helpers.review_ui import committed
 from helpers.rewind_ui import PICKER, opts, rewind, selects, turn
+from helpers.wire import trace_rows
 from nvim_harness import wait_for
 from plugin_harness import Editor, agent_file, editor_with
 
@@ -39,7 +39,7 @@ def on_conversation(ed: Editor, row: int) -> int:
 
 
 def trace(cwd: Path) -> list[dict[str, Any]]:
-    return [json.loads(line)["msg"] for line in (cwd / "trace.jsonl").read_text().splitlines()]
+    return [row["msg"] for row in trace_rows(cwd / "trace.jsonl")]  # read while it is written
 
 
 def received(cwd: Path, method: str) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ DEMO_COMMANDS = [
     "/error",
     "/help",
     "/tour",
+    "/wait",
     "/question",
     "/run",
     "/shell-write",

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from helpers.wire import trace_rows
 from nvim_harness import wait_for
 from plugin_harness import FAKE_MM_BIN, Editor, agent_file, editor, editor_with
 
@@ -28,10 +29,8 @@ def type_keys(ed: Editor, keys: str, cmdline: str) -> None:
 
 def received(trace: Path) -> list[Any]:
     """The methods the fake mm received, in order (requests and notifications)."""
-    if not trace.exists():
-        return []
-    lines = [json.loads(line) for line in trace.read_text().splitlines()]
-    return [m["msg"].get("method") for m in lines if m["dir"] == "in" and "method" in m["msg"]]
+    rows = trace_rows(trace)  # complete rows only: the fake may be writing the last one
+    return [m["msg"].get("method") for m in rows if m["dir"] == "in" and "method" in m["msg"]]
 
 
 def test_nothing_starts_in_an_idle_editor(tmp_path: Path) -> None:
