@@ -103,14 +103,13 @@ end
 ---@param open fun()
 ---@return boolean began a turn began in it
 function M.apply(t, events, fresh, open)
-  if api.nvim_buf_line_count(t.buf) ~= t.row + 1 then
-    -- The buffer changed behind the tracked end (O(1) to check): go on from what it holds.
-    M.resynced(
-      ("the end was at line %d, the buffer has %d"):format(
-        t.row + 1,
-        api.nvim_buf_line_count(t.buf)
-      )
-    )
+  local count = api.nvim_buf_line_count(t.buf)
+  local last = count == t.row + 1 and api.nvim_buf_get_lines(t.buf, t.row, count, false)[1]
+  if not last or #last ~= t.col then
+    -- The buffer changed behind the tracked end (its line count, or the last line's length:
+    -- the indent Insert mode's end removes from the line under the cursor): go on from what
+    -- it holds.
+    M.resynced(("the end was at %d:%d, the buffer ends at line %d"):format(t.row + 1, t.col, count))
     buffer.sync_end(t)
   end
   local was_running = t.running

@@ -31,6 +31,25 @@ function M.place(t, tool)
   return h
 end
 
+--- Whether the body's last lines still end where the turn drew them: the input's last line
+--- `input_len` bytes long, the output's `output_len` (an edit from outside, e.g. the indent
+--- Insert mode's end removes from the line under the cursor, leaves the rows but not the
+--- lengths, and the next edit of the body would start past a line's end).
+local function body_intact(t, tool, h)
+  for _, last in ipairs({
+    { tool.input_n, tool.input_n, tool.input_len },
+    { tool.output_n, tool.input_n + tool.output_n, tool.output_len },
+  }) do
+    if last[1] > 0 then
+      local line = api.nvim_buf_get_lines(t.buf, h + last[2], h + last[2] + 1, false)[1]
+      if not line or #line ~= last[3] then
+        return false
+      end
+    end
+  end
+  return true
+end
+
 --- The header row of a tool about to be edited, whose body takes `rows` lines: where its mark
 --- is when that line is the header drawn and the body ends where it did; else (the buffer was
 --- edited behind the turn) a fresh place at the end, the tool's lines there still to draw.
@@ -43,7 +62,8 @@ function M.checked(t, tool, rows)
   local h = m[1]
   if h then
     local line = api.nvim_buf_get_lines(t.buf, h, h + 1, false)[1]
-    if line == (tool.line or "") and (rows == 0 or m[3].end_row == h + rows) then
+    local drawn = line == (tool.line or "") and (rows == 0 or m[3].end_row == h + rows)
+    if drawn and body_intact(t, tool, h) then
       return h
     end
   end
