@@ -228,9 +228,15 @@ end
 ---@param t minime.turn.Turn
 function M.switch(from, t)
   local win = from.win
-  from.win = nil
+  local fixed = vim.wo[win].winfixbuf
   vim.wo[win].winfixbuf = false -- set again by adopt: the window holds the conversation shown
-  api.nvim_win_set_buf(win, t.buf)
+  -- The buffer brings its window options back ('winbar' of the panel it was last in): a
+  -- window squeezed to one row has no room for it (E36). Then `from` stays, and is hidden.
+  if not pcall(api.nvim_win_set_buf, win, t.buf) then
+    vim.wo[win].winfixbuf = fixed
+    return
+  end
+  from.win = nil
   t.win = win
   if not panel.is_split(win) then
     t.last_win = win
