@@ -469,3 +469,24 @@ def test_no_room_for_the_worktree_s_tab_page_is_said_plainly(tmp_path: Path) -> 
         messages = ed.nvim.api.exec2("messages", {"output": True})["output"]
         assert "stack traceback" not in messages and "Error executing" not in messages
         assert marks_of(marks) == []
+
+
+def test_a_new_thread_where_the_directory_is_gone_says_so(tmp_path: Path) -> None:
+    """A tab page whose directory was removed under it (a worktree closed from another tab
+    page): `:MiniMeNew worktree` ran git there and said `…/_system.lua:252: ENOENT …` (seed 15
+    of the random sequences). Now one plain line, and no thread is made."""
+    root, marks = tmp_path / "repo", tmp_path / "marks"
+    planted_repo(root, marks)
+    gone = root / "gone"
+    gone.mkdir()
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(root)}
+    with editor_with(root, opts, timeout=30.0) as ed:
+        ed.nvim.command(f"tcd {gone}")
+        gone.rmdir()
+        for command in ("MiniMeNew worktree", "MiniMeNew"):
+            ed.lua("_G.notes = {}")
+            ed.nvim.command(command)
+            note = ed.wait_note("directory is gone")
+            assert note == "minime: no new thread: this window's directory is gone (:cd to another)"
+        assert ed.lua("return #require('minime.threads').all()") == 0
+        assert marks_of(marks) == []

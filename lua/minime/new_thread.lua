@@ -15,6 +15,11 @@ end
 ---@param worktree? boolean
 function M.new(definition, worktree)
   definition = definition ~= "" and definition or nil
+  -- A tab page's directory removed under it (a worktree closed elsewhere): getcwd() says "".
+  local cwd = vim.fn.getcwd()
+  if cwd == "" or vim.fn.isdirectory(cwd) == 0 then
+    return say_error("minime: no new thread: this window's directory is gone (:cd to another)")
+  end
   if definition then
     local ok, err = pcall(require("minime.agents").load, definition)
     if not ok then
@@ -24,7 +29,7 @@ function M.new(definition, worktree)
   end
   local function plain()
     local threads = require("minime.threads")
-    local id = threads.new(vim.fn.getcwd(), definition)
+    local id = threads.new(cwd, definition)
     local thread = threads.get(id)
     local turn = require("minime.ui.turn")
     turn.make(id, thread.cwd, definition or nil)
@@ -32,12 +37,7 @@ function M.new(definition, worktree)
     require("minime.warm").thread(id)
   end
   if worktree or require("minime.config").options.worktree == "always" then
-    return require("minime.worktree.thread").new(
-      vim.fn.getcwd(),
-      definition,
-      worktree == true,
-      plain
-    )
+    return require("minime.worktree.thread").new(cwd, definition, worktree == true, plain)
   end
   plain()
 end
