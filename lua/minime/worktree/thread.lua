@@ -36,6 +36,8 @@ function M.enter(t)
     return
   end
   local from = vim.api.nvim_get_current_tabpage()
+  -- pcall, not window.quietly: under :silent! a :tabnew with no room is no error, and the
+  -- failure could not be told from a tab page made.
   local ok, err = pcall(vim.cmd, "tabnew")
   if ok then
     ok, err = pcall(vim.cmd, "tcd " .. vim.fn.fnameescape(t.cwd))

@@ -232,7 +232,7 @@ function M.switch(from, t)
   vim.wo[win].winfixbuf = false -- set again by adopt: the window holds the conversation shown
   -- The buffer brings its window options back ('winbar' of the panel it was last in): a
   -- window squeezed to one row has no room for it (E36). Then `from` stays, and is hidden.
-  if not pcall(api.nvim_win_set_buf, win, t.buf) then
+  if not window.quietly(api.nvim_win_set_buf, win, t.buf) then
     vim.wo[win].winfixbuf = fixed
     return
   end
