@@ -273,8 +273,13 @@ class Runner:
             err = self.ex("MiniMeThreads")
             if err:
                 return "plugin: " + err
-            count = self.lua("return vim.api.nvim_buf_line_count(0)")
-            self.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", self.rng.randint(1, count))
+            # One call: the list may redraw between two (a thread's state changed).
+            pick = self.rng.random()
+            self.lua(
+                "local n = vim.api.nvim_buf_line_count(0)"
+                " vim.api.nvim_win_set_cursor(0, { math.min(n, 1 + math.floor(... * n)), 0 })",
+                pick,
+            )
             self.keys(step[7:])
             return ""
         if step.startswith(":"):
