@@ -112,9 +112,6 @@ plug(
   "minime: go to the oldest permission prompt waiting for an answer"
 )
 
--- Keys are timed from the start: a permission prompt never takes focus right after one.
-require("minime.ui.last_key")
-
 local group = api.nvim_create_augroup("minime", { clear = true })
 -- Typing `:MiniMe…` starts the host (and for :MiniMeAsk the agent) before <CR>: minime.warm.
 api.nvim_create_autocmd("CmdlineChanged", {
@@ -124,13 +121,6 @@ api.nvim_create_autocmd("CmdlineChanged", {
     if vim.fn.getcmdline():find("MiniMe", 1, true) then
       require("minime.warm").on_cmdline()
     end
-  end,
-})
--- Whether Neovim has the focus: a desktop notification (notify.os) is raised only without it.
-api.nvim_create_autocmd({ "FocusGained", "FocusLost" }, {
-  group = group,
-  callback = function(ev)
-    require("minime.ui.os_notify").focus(ev.event == "FocusGained")
   end,
 })
 api.nvim_create_autocmd("VimLeavePre", {

@@ -296,8 +296,8 @@ def test_setup_loads_only_the_options_and_the_code_reads_them_when_it_loads() ->
             "local l = {} for name in pairs(package.loaded) do"
             " if name:match('^minime') then l[#l + 1] = name end end table.sort(l) return l"
         )
-        # minime.ui.last_key: keys are timed from start-up (a prompt never grabs focus after one).
-        assert loaded == ["minime", "minime.config", "minime.ui.last_key"]
+        # Not even the key clock: it starts with the plugin's first use (the next test).
+        assert loaded == ["minime", "minime.config"]
         nvim.exec_lua(TURN_BEGIN)
         assert nvim.exec_lua(FLOAT_WIDTH) == 33  # the option, not the default 0.4
         assert nvim.exec_lua(CURRENT_WIN) == nvim.exec_lua(TURN_WIN)  # focus = true
@@ -317,7 +317,7 @@ def test_setup_without_options_loads_nothing_and_the_defaults_apply() -> None:
                 "local l = {} for name in pairs(package.loaded) do"
                 " if name:match('^minime') then l[#l + 1] = name end end table.sort(l) return l"
             )
-            assert loaded == ["minime", "minime.ui.last_key"], (opts, loaded)
+            assert loaded == ["minime"], (opts, loaded)
             # The options as they stand are the defaults (the harness's float layout aside).
             same = "local c = require('minime.config') return c.options.permission.focus"
             assert nvim.exec_lua(same) == "agent"
@@ -325,6 +325,41 @@ def test_setup_without_options_loads_nothing_and_the_defaults_apply() -> None:
             assert nvim.exec_lua("return require('minime.config').options.window.width") == 33
             nvim.exec_lua("require('minime').setup({})")  # loaded now: back to the defaults
             assert nvim.exec_lua("return require('minime.config').options.window.width") is None
+
+
+LOADED = "return package.loaded[...] ~= nil"
+LAST_KEY = "return require('minime.ui.last_key').ms()"
+OUR_FOCUS_AUTOCMDS = (
+    "local ok, a = pcall(vim.api.nvim_get_autocmds, { group = 'minime.os_notify' })"
+    " return ok and #a or 0"
+)
+
+
+@pytest.mark.parametrize("warm", [True, False])
+def test_the_key_clock_and_the_focus_watch_start_with_the_plugin_s_first_use(
+    tmp_path: Path, warm: bool
+) -> None:
+    """Start-up budget (issue 34): the key clock (a prompt never takes the focus right after a
+    key) and the FocusGained/FocusLost watch (notify.os) are not set up at Neovim's start but
+    at the plugin's first use. The keys of the first `:MiniMe…` command are timed, with or
+    without `warm`; once the host has started, a lost focus is known."""
+    opts = {"mm": FAKE_MM_BIN, "config": agent_file(tmp_path), "warm": warm}
+    with start(init(opts)) as nvim:
+        nvim.command(f"cd {tmp_path}")
+        assert nvim.exec_lua(LOADED, "minime.ui.last_key") is False
+        assert nvim.exec_lua(OUR_FOCUS_AUTOCMDS) == 0
+        nvim.input(":MiniMeAs")
+        wait_for(lambda: nvim.exec_lua(LOADED, "minime.ui.last_key"), 10)
+        before = nvim.exec_lua(LAST_KEY)
+        nvim.input("k")  # typed once the clock runs: timed
+        wait_for(lambda: nvim.exec_lua(LAST_KEY) > before, 10, message="for the key's time")
+        nvim.input("<Esc>")
+        nvim.command("MiniMeAsk hello")  # starts the host
+        wait_for(lambda: nvim.exec_lua(OUR_FOCUS_AUTOCMDS) == 2, 10)  # one an event
+        nvim.command("doautocmd FocusLost")
+        assert nvim.exec_lua("return require('minime.ui.os_notify').focused") is False
+        nvim.command("doautocmd FocusGained")
+        assert nvim.exec_lua("return require('minime.ui.os_notify').focused") is True
 
 
 # A turn float opened by one batch; its window and its width and border as drawn.

@@ -132,10 +132,23 @@ local function close_asks()
   end)
 end
 
+local used = false
+--- From the host's first start (or, host = "rplugin", the first message to it) keys are timed
+--- (a prompt never takes the focus right after one) and the focus is watched (notify.os): no
+--- prompt and no turn's end can come before. Not from Neovim's start: the start-up budget.
+local function in_use()
+  if not used then
+    used = true
+    require("minime.ui.last_key")
+    require("minime.ui.os_notify").watch()
+  end
+end
+
 function M.start()
   if M.chan then
     return M.chan
   end
+  in_use()
   local python = M.python()
   partial = ""
   local ok, chan = pcall(vim.fn.jobstart, { python, "-m", "minime.nvim" }, {
@@ -195,6 +208,7 @@ end
 ---@param op string
 ---@param payload table
 function M.notify(op, payload)
+  in_use()
   if config.options.host == "rplugin" then
     -- The manifest defines MiniMeNotify on first call (a FuncUndefined autocmd).
     if

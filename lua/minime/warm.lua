@@ -83,6 +83,7 @@ function M.on_cmdline()
   if vim.fn.getcmdtype() ~= ":" then
     return
   end
+  require("minime.ui.last_key") -- the keys of this command are timed, even with `warm = false`
   local line = vim.fn.getcmdline()
   if line:find(ASK) then
     M.cwd()

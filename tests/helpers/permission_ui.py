@@ -12,6 +12,8 @@ INIT = """
 _G.answers, _G.notes = {}, {}
 vim.notify = function(msg) table.insert(_G.notes, msg) end
 require('minime').setup({ permission = { key_delay = 0, focus = 'idle' } })
+-- In use: keys are timed from the host's first start, and no prompt comes before it.
+require('minime.ui.last_key')
 _G.ask = function(req)
   require('minime.ui.permission').open(req, function(option_id, remember, reason)
     table.insert(_G.answers, { req.id, option_id == nil and 'nil' or option_id })

@@ -1,6 +1,7 @@
 --- When the user last typed a key, in any mode: a permission prompt never takes focus right
---- after one. Started from plugin/minime.lua, so the first prompt knows too; one assignment
---- per key.
+--- after one. One assignment per key, from the plugin's first use on: the command line
+--- reaching `:MiniMe` (minime.warm) or the host's first start, before which no prompt can come (not
+--- at Neovim's start: start-up budget, bench/README.md).
 local M = {}
 
 local at = -math.huge

@@ -9,13 +9,26 @@
 --- terminal the TUI draws on, as Neovim's own OSC 52 clipboard does.
 local M = {}
 
---- Whether Neovim has the focus (the terminal says so when it gains or loses it).
+--- Whether Neovim has the focus (the terminal says so when it gains or loses it). Watched from
+--- the host's first start (M.watch), not from Neovim's: no turn can end before it, and the
+--- user had the focus to start it.
 M.focused = true
 
---- FocusGained / FocusLost (plugin/minime.lua).
+--- FocusGained / FocusLost.
 ---@param focused boolean
 function M.focus(focused)
   M.focused = focused
+end
+
+--- Follow FocusGained / FocusLost from now on (minime.host, once).
+function M.watch()
+  local group = vim.api.nvim_create_augroup("minime.os_notify", { clear = true })
+  vim.api.nvim_create_autocmd({ "FocusGained", "FocusLost" }, {
+    group = group,
+    callback = function(ev)
+      M.focus(ev.event == "FocusGained")
+    end,
+  })
 end
 
 --- The kind of sequence setting `os` asks for: "osc777", "osc9", or nil (off). `true` picks
