@@ -23,10 +23,20 @@ log = logging.getLogger("minime")
 class NvimBridge:
     def __init__(self, nvim: Any) -> None:
         self.nvim = nvim
+        # ``nvim_exec_lua`` straight on pynvim's Session: ``Nvim.exec_lua`` walks every
+        # argument and every answer item by item in Python (pynvim.api.common.walk, to swap
+        # Buffer/Window objects for their msgpack form and back), and what crosses here is
+        # plain data (msgspec.to_builtins; Lua's values): per element of a batch of events
+        # or of a tool's answer, a Python call for nothing, on the path of every call.
+        # tests/test_bridge.py fails if a pynvim lacks it.
+        self._request = nvim._session.request
+
+    def _exec_lua(self, code: str, args: tuple[Any, ...], **kwargs: Any) -> Any:
+        return self._request("nvim_exec_lua", code, list(args), **kwargs)
 
     def lua(self, code: str, *args: Any) -> None:
         """Fire-and-forget Lua on pynvim's thread."""
-        self._on_pynvim_thread(lambda: self.nvim.exec_lua(code, *args, async_=True))
+        self._on_pynvim_thread(lambda: self._exec_lua(code, args, async_=True))
 
     async def lua_call(self, code: str, *args: Any) -> Any:
         """Lua whose answer the ACP loop needs (editor tools): awaited, never blocking pynvim."""
@@ -36,7 +46,7 @@ class NvimBridge:
             if future.cancelled():
                 return
             try:
-                future.set_result(self.nvim.exec_lua(code, *args))
+                future.set_result(self._exec_lua(code, args))
             except Exception as exc:  # surfaced to the tool call as its error
                 future.set_exception(exc)
 
