@@ -288,6 +288,16 @@ def surfaces(ed: Editor, when: str) -> dict[str, str]:
     return found
 
 
+# The lines of the first buffer whose b:minime (or 'filetype') is the given value; nil if none.
+BUFFER_OF = """
+local key, value = ...
+for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+  local got = key == "filetype" and vim.bo[buf].filetype or vim.b[buf][key]
+  if got == value then return vim.api.nvim_buf_get_lines(buf, 0, -1, false) end
+end
+"""
+
+
 @pytest.mark.parametrize("layout", ["float", "split"])
 def test_no_agent_string_reaches_the_terminal_raw_or_a_surface_unprintable(
     tmp_path: Path, layout: str
@@ -352,8 +362,11 @@ def test_no_agent_string_reaches_the_terminal_raw_or_a_surface_unprintable(
             20,
             message="the agent's errors said",
         )
+        # The terminal's output opens (and takes the window) when the host answers: before
+        # :checkhealth, whose buffer is then read by its filetype, whatever window is current.
+        wait_for(lambda: ed.lua(BUFFER_OF, "minime", "terminal"), 20, message="the output")
         ed.nvim.command("checkhealth minime")
-        health = ed.nvim.current.buffer[:]
+        health = ed.lua(BUFFER_OF, "filetype", "checkhealth")
         ui.sync(ed.nvim)
         notes = ed.notes()
         picked = offers(ed)

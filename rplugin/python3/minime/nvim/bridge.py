@@ -23,16 +23,15 @@ log = logging.getLogger("minime")
 class NvimBridge:
     def __init__(self, nvim: Any) -> None:
         self.nvim = nvim
-        # ``nvim_exec_lua`` straight on pynvim's Session: ``Nvim.exec_lua`` walks every
-        # argument and every answer item by item in Python (pynvim.api.common.walk, to swap
-        # Buffer/Window objects for their msgpack form and back), and what crosses here is
-        # plain data (msgspec.to_builtins; Lua's values): per element of a batch of events
-        # or of a tool's answer, a Python call for nothing, on the path of every call.
-        # tests/test_bridge.py fails if a pynvim lacks it.
-        self._request = nvim._session.request
 
     def _exec_lua(self, code: str, args: tuple[Any, ...], **kwargs: Any) -> Any:
-        return self._request("nvim_exec_lua", code, list(args), **kwargs)
+        """``nvim_exec_lua`` straight on pynvim's Session: ``Nvim.exec_lua`` walks every
+        argument and every answer item by item in Python (pynvim.api.common.walk, to swap
+        Buffer/Window objects for their msgpack form and back), and what crosses here is plain
+        data (msgspec.to_builtins; Lua's values): per element of a batch of events or of a
+        tool's answer, a Python call for nothing, on the path of every call.
+        tests/test_bridge.py fails if a pynvim lacks it."""
+        return self.nvim._session.request("nvim_exec_lua", code, list(args), **kwargs)
 
     def lua(self, code: str, *args: Any) -> None:
         """Fire-and-forget Lua on pynvim's thread."""
