@@ -342,6 +342,14 @@ def test_no_agent_string_reaches_the_terminal_raw_or_a_surface_unprintable(
         ui.sync(ed.nvim)
         shown |= surfaces(ed, "turn failed")
         conversation_after = ed.conversation_text()
+        # The client terminal's output, while its session is the thread's (the sessions
+        # picker below reopens another: then there is none to show). It opens, and takes the
+        # window, when the host answers.
+        ed.nvim.command("MiniMeTerminal term-1")
+        terminal = wait_for(lambda: ed.lua(BUFFER_OF, "minime", "terminal"), 20, message="it")
+        ui.sync(ed.nvim)
+        shown |= {f"terminal line {n}": line for n, line in enumerate(terminal)}
+        shown |= surfaces(ed, "terminal")
         # The pickers and what the agent's errors say.
         ed.nvim.command("MiniMeCommands")
         ed.nvim.command("MiniMeMode")
@@ -355,18 +363,14 @@ def test_no_agent_string_reaches_the_terminal_raw_or_a_surface_unprintable(
         ed.nvim.command("MiniMeSessions")
         wait_for(lambda: any("list-title" in o for o in offers(ed)), 20, message="the sessions")
         ed.lua("_G.pick_first = false")
-        ed.nvim.command("MiniMeTerminal term-1")
         said = ("set-mode-message<", "set-config-message<", "login to info-title<")
         wait_for(
             lambda: all(any(tag in n for n in ed.notes()) for tag in said),
             20,
             message="the agent's errors said",
         )
-        # The terminal's output opens (and takes the window) when the host answers: before
-        # :checkhealth, whose buffer is then read by its filetype, whatever window is current.
-        wait_for(lambda: ed.lua(BUFFER_OF, "minime", "terminal"), 20, message="the output")
         ed.nvim.command("checkhealth minime")
-        health = ed.lua(BUFFER_OF, "filetype", "checkhealth")
+        health = ed.lua(BUFFER_OF, "filetype", "checkhealth")  # whatever window is current
         ui.sync(ed.nvim)
         notes = ed.notes()
         picked = offers(ed)
