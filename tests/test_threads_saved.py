@@ -41,7 +41,15 @@ def records(data: Path) -> dict[str, dict[str, Any]]:
     folder = data / "nvim" / "minime" / "threads"
     if not folder.exists():
         return {}
-    return {p.stem: json.loads(p.read_text()) for p in folder.iterdir() if p.name.endswith(".json")}
+    kept = {}
+    for path in folder.iterdir():
+        if path.name.endswith(".json"):
+            try:
+                text = path.read_text()
+            except FileNotFoundError:  # removed between the listing and the read: gone
+                continue
+            kept[path.stem] = json.loads(text)
+    return kept
 
 
 def overview(ed: Editor) -> list[str]:
