@@ -234,9 +234,19 @@ def test_random_saves_and_removes_from_two_neovims(tmp_path: Path) -> None:
         def titles() -> dict[str, str]:
             return {k: r["title"] for k, r in records(data).items()}
 
+        def leftovers() -> list[str]:
+            """Files that are not records: a write in flight, or one left behind."""
+            folder = data / "nvim/minime/threads"
+            return [p.name for p in folder.iterdir() if not p.name.endswith(".json")]
+
+        def settled() -> bool:
+            return all(ed.exec_lua("return require('minime.thread_store').idle()") for ed in (a, b))
+
+        # Both Neovims' writes done, then each id's last word is on disk and no file is left
+        # half-written (a tmp file then was left behind).
         deadline = time.monotonic() + 10
-        while titles() != want and time.monotonic() < deadline:
+        while not settled() and time.monotonic() < deadline:
             time.sleep(0.02)
+        assert settled(), f"seed {seed}: writes still in flight"
         assert titles() == want, f"seed {seed}"
-        leftovers = [p.name for p in (data / "nvim/minime/threads").iterdir()]
-        assert all(name.endswith(".json") for name in leftovers), leftovers
+        assert not leftovers(), f"seed {seed}: {leftovers()}"

@@ -101,6 +101,17 @@ end
 -- JSON, or false (removed).
 local written, waiting, writing = {}, {}, {}
 local serial = 0
+local pruning = false
+-- Removals in flight.
+local unlinking = 0
+
+--- Remove `path` off the main loop (counted until it is done: see M.idle).
+local function unlink(path)
+  unlinking = unlinking + 1
+  uv.fs_unlink(path, function()
+    unlinking = unlinking - 1
+  end)
+end
 
 local function mkdirs(done)
   local threads = M.dir()
@@ -125,13 +136,14 @@ local function write(id, json)
   mkdirs(function(threads)
     local path = ("%s/%s.json"):format(threads, id)
     local tmp = ("%s.%d.%d.tmp"):format(path, uv.os_getpid(), serial)
-    local function finish()
+    --- `landed`: the file now holds `json` (then the same JSON waiting is not written again).
+    local function finish(landed)
       writing[id] = nil
       local next_json = waiting[id]
       waiting[id] = nil
       if next_json == false then -- removed while it was written
-        uv.fs_unlink(path, function() end)
-      elseif next_json then
+        unlink(path)
+      elseif next_json and not (landed and next_json == json) then
         write(id, next_json)
       else
         prune()
@@ -145,9 +157,9 @@ local function write(id, json)
         uv.fs_close(fd, function()
           uv.fs_rename(tmp, path, function(rerr)
             if rerr then
-              uv.fs_unlink(tmp)
+              unlink(tmp)
             end
-            finish()
+            finish(not rerr)
           end)
         end)
       end)
@@ -175,7 +187,7 @@ function M.remove(id)
     return
   end
   waiting[id] = nil
-  uv.fs_unlink(("%s/%s.json"):format(M.dir(), id), function() end)
+  unlink(("%s/%s.json"):format(M.dir(), id))
 end
 
 --- Read the regular file `path` (at most MAX_BYTES) without ever blocking: done(text|nil), in
@@ -200,6 +212,12 @@ local function read_small(path, done)
       end)
     end)
   end)
+end
+
+--- No write or removal of this Neovim's is in flight (its records on disk are its last word).
+---@return boolean
+function M.idle()
+  return next(writing) == nil and unlinking == 0 and not pruning
 end
 
 --- Every record kept (of this Neovim and of others), newest last: done(records) on the main
@@ -246,8 +264,6 @@ function M.load(done)
     settle()
   end)
 end
-
-local pruning = false
 
 --- Past M.MAX records without a worktree, the oldest go (run after a write; off the loop).
 prune = function()
