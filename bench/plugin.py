@@ -232,8 +232,12 @@ def bench_startup() -> None:
     # Each round ran every variant one after another: the difference within a round sees the
     # same load (and the same state of a shared machine's cores), so the median over rounds is
     # the figure; the difference of the two medians swings by tenths of a ms between runs.
+    def in_rounds(series: dict[str, list[float]], variant: str) -> list[float]:
+        """``variant`` - ``without``, round by round."""
+        return [v - o for v, o in zip(series[variant], series["without"], strict=True)]
+
     def emit_added(metric: str, variant: str, note: str, **extra: Any) -> None:
-        paired = [v - o for v, o in zip(times[variant], times["without"], strict=True)]
+        paired = in_rounds(times, variant)
         added = median(paired)
         emit(
             BENCH,
@@ -261,7 +265,7 @@ def bench_startup() -> None:
         "installed as a native package (pack/*/start, no runtimepath code in the init) "
         "+ setup({}): median over rounds of (pack - without) in the same round",
     )
-    cpu_added = [w - o for w, o in zip(cpu["with"], cpu["without"], strict=True)]
+    cpu_added = in_rounds(cpu, "with")
     emit(
         BENCH,
         "startup_added_cpu_median",
